@@ -1,0 +1,3 @@
+module quarters.dev/proto-events
+
+go 1.26.0

@@ -1,0 +1,3 @@
+module quarters.dev/services/catalog
+
+go 1.26.0

@@ -1,0 +1,155 @@
+// Package embedded starts the in-process stand-ins for the production
+// dependencies: FerretDB v1 (MongoDB wire protocol over SQLite files) and a
+// franz-go kfake Kafka broker. Services always reach them over TCP through the
+// real client libraries; only the process on the other end differs.
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// Mongo is a running embedded FerretDB.
+type Mongo struct {
+	// URI reaches the store with one connection per client (maxPoolSize=1):
+	// FerretDB v1 makes single-document operations atomic only within one
+	// connection.
+	URI    string
+	Addr   string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// StartMongo starts FerretDB with the SQLite handler keeping its files under
+// dir, listening on addr ("127.0.0.1:0" picks a free port).
+func StartMongo(ctx context.Context, dir, addr string, log *slog.Logger) (*Mongo, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create store dir: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	if _, port, _ := net.SplitHostPort(addr); port == "0" {
+		addr, err = freeAddr()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	f, err := ferretdb.New(&ferretdb.Config{
+		Listener:  ferretdb.ListenerConfig{TCP: addr},
+		Handler:   "sqlite",
+		SQLiteURL: "file:" + abs + "/",
+		Logger:    log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start FerretDB: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m := &Mongo{Addr: addr, cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- f.Run(runCtx) }()
+	if err := waitTCP(ctx, addr, 10*time.Second); err != nil {
+		cancel()
+		return nil, fmt.Errorf("FerretDB did not listen on %s: %w", addr, err)
+	}
+	m.URI = "mongodb://" + addr + "/?maxPoolSize=1"
+	return m, nil
+}
+
+// Stop shuts FerretDB down and waits for it.
+func (m *Mongo) Stop() {
+	m.cancel()
+	select {
+	case <-m.done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// Kafka is a running embedded single-broker Kafka.
+type Kafka struct {
+	Brokers []string
+	cluster *kfake.Cluster
+}
+
+// StartKafka starts a one-broker kfake cluster. With dataDir set, the log is
+// kept on disk there and reloaded on the next start.
+func StartKafka(addr, dataDir string) (*Kafka, error) {
+	port := 0
+	if addr != "" {
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("kafka address %q: %w", addr, err)
+		}
+		port, _ = strconv.Atoi(p)
+	}
+	if port == 0 {
+		a, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		_, p, _ := net.SplitHostPort(a)
+		port, _ = strconv.Atoi(p)
+	}
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(port), kfake.DefaultNumPartitions(4)}
+	if dataDir != "" {
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create kafka dir: %w", err)
+		}
+		opts = append(opts, kfake.DataDir(dataDir))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("start kafka: %w", err)
+	}
+	return &Kafka{Brokers: c.ListenAddrs(), cluster: c}, nil
+}
+
+// Cluster exposes the kfake cluster for fault injection in tests.
+func (k *Kafka) Cluster() *kfake.Cluster { return k.cluster }
+
+// Stop closes the broker.
+func (k *Kafka) Stop() { k.cluster.Close() }
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("pick a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func waitTCP(ctx context.Context, addr string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

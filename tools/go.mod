@@ -1,0 +1,3 @@
+module quarters.dev/tools
+
+go 1.26.0
