@@ -62,3 +62,7 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+require quarters.dev/tools/devstack v0.0.0
+
+replace quarters.dev/tools/devstack => ../tools/devstack
