@@ -1,0 +1,192 @@
+package authn
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+
+	"quarters.dev/pkg/httpx"
+)
+
+// testRedis connects to the Redis of QUARTERS_TEST_REDIS_URL (default the
+// local one on 6379), or an embedded one when none answers.
+func testRedis(tb testing.TB) redis.UniversalClient {
+	tb.Helper()
+	url := os.Getenv("QUARTERS_TEST_REDIS_URL")
+	if url == "" {
+		url = "redis://127.0.0.1:6379/0"
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		tb.Logf("no Redis at %s (%v); using an embedded one", url, err)
+		mr := miniredis.RunT(tb)
+		rdb = redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	}
+	tb.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+func newCredential(t testing.TB, s *Store, org string) (id, secret string) {
+	t.Helper()
+	id = NewClientID()
+	secret, hash := NewSecret()
+	if err := s.PutCredential(context.Background(), id, org, hash); err != nil {
+		t.Fatal(err)
+	}
+	return id, secret
+}
+
+func router(s *Store) http.Handler {
+	e := httpx.New(httpx.Options{})
+	e.GET("/me", Middleware(s), func(c *gin.Context) {
+		p := FromContext(c)
+		c.JSON(200, gin.H{"org": p.OrgID, "client": p.ClientID})
+	})
+	e.GET("/admin", Admin("s3cret"), func(c *gin.Context) { c.Status(204) })
+	return e
+}
+
+func call(h http.Handler, path, auth string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", path, nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}
+
+func basic(id, secret string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(id+":"+secret))
+}
+
+func TestBearerAndBasicReachTheSameOrg(t *testing.T) {
+	t.Parallel()
+	s := NewStore(testRedis(t))
+	id, secret := newCredential(t, s, "org-a")
+	p, err := s.VerifySecret(context.Background(), id, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.Mint(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := router(s)
+	for _, auth := range []string{"Bearer " + tok, "bearer " + tok, basic(id, secret)} {
+		w := call(h, "/me", auth)
+		if w.Code != 200 || !strings.Contains(w.Body.String(), `"org":"org-a"`) {
+			t.Errorf("%s: %d %s", auth[:6], w.Code, w.Body.String())
+		}
+	}
+}
+
+func TestRejectedCredentials(t *testing.T) {
+	t.Parallel()
+	s := NewStore(testRedis(t))
+	id, secret := newCredential(t, s, "org-b")
+	p, _ := s.VerifySecret(context.Background(), id, secret)
+	tok, _ := s.Mint(context.Background(), p)
+	h := router(s)
+	for name, auth := range map[string]string{
+		"missing":          "",
+		"no scheme":        tok,
+		"empty bearer":     "Bearer ",
+		"unknown scheme":   "Token " + tok,
+		"trailing garbage": "Bearer " + tok + "x",
+		"extra field":      "Bearer " + tok + " x",
+		"unknown token":    "Bearer qt_" + random(),
+		"wrong secret":     basic(id, secret+"x"),
+		"unknown client":   basic(NewClientID(), secret),
+		"bad base64":       "Basic !!!",
+		"no colon":         "Basic " + base64.StdEncoding.EncodeToString([]byte(id)),
+	} {
+		w := call(h, "/me", auth)
+		if w.Code != 401 || w.Header().Get("WWW-Authenticate") != "Bearer" || !strings.Contains(w.Body.String(), `"error":"unauthorized"`) {
+			t.Errorf("%s: %d %v %s", name, w.Code, w.Header(), w.Body.String())
+		}
+	}
+}
+
+func TestRevocationFailsTokensOfThatSetOnly(t *testing.T) {
+	t.Parallel()
+	s := NewStore(testRedis(t))
+	ctx := context.Background()
+	id1, sec1 := newCredential(t, s, "org-c")
+	id2, sec2 := newCredential(t, s, "org-c")
+	p1, _ := s.VerifySecret(ctx, id1, sec1)
+	p2, _ := s.VerifySecret(ctx, id2, sec2)
+	t1, _ := s.Mint(ctx, p1)
+	t2, _ := s.Mint(ctx, p2)
+	if err := s.RevokeCredential(ctx, id1); err != nil {
+		t.Fatal(err)
+	}
+	h := router(s)
+	if w := call(h, "/me", "Bearer "+t1); w.Code != 401 {
+		t.Errorf("revoked token: %d", w.Code)
+	}
+	if w := call(h, "/me", basic(id1, sec1)); w.Code != 401 {
+		t.Errorf("revoked basic: %d", w.Code)
+	}
+	if w := call(h, "/me", "Bearer "+t2); w.Code != 200 {
+		t.Errorf("other set's token: %d", w.Code)
+	}
+}
+
+func TestTokenExpiresAfterADay(t *testing.T) {
+	t.Parallel()
+	rdb := testRedis(t)
+	s := NewStore(rdb)
+	ctx := context.Background()
+	id, sec := newCredential(t, s, "org-d")
+	p, _ := s.VerifySecret(ctx, id, sec)
+	tok, _ := s.Mint(ctx, p)
+	ttl, err := rdb.TTL(ctx, s.tokenKey(Hash(tok))).Result()
+	if err != nil || ttl <= TokenTTL-10*time.Second || ttl > TokenTTL {
+		t.Fatalf("token TTL %v (%v), want about %v", ttl, err, TokenTTL)
+	}
+	if n, _ := rdb.Exists(ctx, s.tokenKey(tok)).Result(); n != 0 {
+		t.Fatal("token stored in clear")
+	}
+}
+
+func TestRedisDownFailsClosed(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+	s := NewStore(rdb)
+	id, sec := newCredential(t, s, "org-e")
+	p, _ := s.VerifySecret(context.Background(), id, sec)
+	tok, _ := s.Mint(context.Background(), p)
+	mr.Close()
+	w := call(router(s), "/me", "Bearer "+tok)
+	if w.Code != 503 {
+		t.Fatalf("Redis down: %d %s", w.Code, w.Body.String())
+	}
+}
+
+func TestAdminToken(t *testing.T) {
+	t.Parallel()
+	h := router(NewStore(testRedis(t)))
+	if w := call(h, "/admin", "Bearer s3cret"); w.Code != 204 {
+		t.Errorf("good admin token: %d", w.Code)
+	}
+	for _, auth := range []string{"", "Bearer s3cre", "Bearer s3cretx", "Basic s3cret"} {
+		if w := call(h, "/admin", auth); w.Code != 401 {
+			t.Errorf("%q: %d", auth, w.Code)
+		}
+	}
+}
