@@ -1,0 +1,212 @@
+// Package ingress is the dev stack's local ingress: it routes /api/v1 and
+// /admin/v1 by the one routing table to the owning service and answers
+// /healthz and /readyz itself.
+//
+// It is a lean HTTP/1.1 reverse proxy. net/http parses the client side; the
+// upstream side is written and parsed here over kept-alive connections that a
+// request borrows for its whole exchange, so a request costs no goroutine, no
+// channel hand-off and no copy of a body into memory.
+package ingress
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"quarters.dev/pkg/routes"
+)
+
+// ReadyFunc reports whether every started service is ready, with each
+// service's state.
+type ReadyFunc func(ctx context.Context) (ready bool, services map[string]string)
+
+// Options configure an Ingress.
+type Options struct {
+	// Ready backs GET /readyz. Nil means always ready with no services.
+	Ready ReadyFunc
+	// Local serves a service in-process instead of proxying to it (the SMTP
+	// sink's admin route).
+	Local map[string]http.Handler
+	// ResponseTimeout bounds how long an upstream may take to answer and how
+	// long any single body read or write may stall. Zero means two minutes.
+	ResponseTimeout time.Duration
+}
+
+// Ingress is an http.Handler; see the package comment.
+type Ingress struct {
+	table   *routes.Table
+	opts    Options
+	targets map[string]*target
+	reqIDs  requestIDs
+}
+
+// A target is what a route points at: a service that may or may not be
+// running right now.
+type target struct {
+	name        string
+	local       http.Handler
+	up          atomic.Pointer[upstream]
+	unavailable []byte
+}
+
+// New builds an ingress for every service of table. Every service starts as
+// not running until SetUpstream gives it an address.
+func New(table *routes.Table, opts Options) *Ingress {
+	if opts.ResponseTimeout <= 0 {
+		opts.ResponseTimeout = 2 * time.Minute
+	}
+	in := &Ingress{table: table, opts: opts, targets: map[string]*target{}}
+	in.reqIDs.init()
+	for _, name := range table.Services() {
+		in.targets[name] = &target{
+			name:        name,
+			local:       opts.Local[name],
+			unavailable: errorBody("service_unavailable", "the "+name+" service is not running"),
+		}
+	}
+	return in
+}
+
+// SetUpstream points service at the API address addr ("host:port"); an empty
+// addr marks it not running, so its routes answer 503.
+func (in *Ingress) SetUpstream(service, addr string) {
+	t := in.targets[service]
+	if t == nil {
+		return
+	}
+	var u *upstream
+	if addr != "" {
+		u = &upstream{name: service, addr: addr}
+	}
+	if old := t.up.Swap(u); old != nil {
+		old.close()
+	}
+}
+
+// Close drops every idle upstream connection.
+func (in *Ingress) Close() {
+	for _, t := range in.targets {
+		if u := t.up.Swap(nil); u != nil {
+			u.close()
+		}
+	}
+}
+
+// ServeHTTP implements http.Handler.
+func (in *Ingress) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if !underPrefix(path, "/api/v1") && !underPrefix(path, "/admin/v1") {
+		switch path {
+		case "/healthz":
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				writeJSON(w, http.StatusOK, healthzBody)
+				return
+			}
+		case "/readyz":
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				in.serveReady(w, r)
+				return
+			}
+		}
+		writeJSON(w, http.StatusNotFound, notFoundBody)
+		return
+	}
+	if hasDotSegment(path) {
+		writeJSON(w, http.StatusNotFound, notFoundBody)
+		return
+	}
+	route, ok := in.table.Match(path)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, notFoundBody)
+		return
+	}
+	t := in.targets[route.Service]
+	if t == nil {
+		writeJSON(w, http.StatusNotFound, notFoundBody)
+		return
+	}
+	if t.local != nil {
+		t.local.ServeHTTP(w, r)
+		return
+	}
+	u := t.up.Load()
+	if u == nil {
+		writeJSON(w, http.StatusServiceUnavailable, t.unavailable)
+		return
+	}
+	in.proxy(w, r, u)
+}
+
+func (in *Ingress) serveReady(w http.ResponseWriter, r *http.Request) {
+	ready, services := true, map[string]string{}
+	if in.opts.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		ready, services = in.opts.Ready(ctx)
+		cancel()
+	}
+	body := struct {
+		Status   string            `json:"status"`
+		Services map[string]string `json:"services"`
+	}{Status: "ready", Services: services}
+	code := http.StatusOK
+	if !ready {
+		body.Status, code = "not_ready", http.StatusServiceUnavailable
+	}
+	b, _ := json.Marshal(body)
+	writeJSON(w, code, b)
+}
+
+// underPrefix reports whether path is prefix itself or below it.
+func underPrefix(path, prefix string) bool {
+	return strings.HasPrefix(path, prefix) && (len(path) == len(prefix) || path[len(prefix)] == '/')
+}
+
+// hasDotSegment reports a "." or ".." segment, which the services would
+// resolve differently from the routing table.
+func hasDotSegment(path string) bool {
+	for i := strings.Index(path, "/."); i >= 0; {
+		rest := path[i+2:]
+		if rest == "" || rest[0] == '/' || rest == "." || strings.HasPrefix(rest, "./") {
+			return true
+		}
+		j := strings.Index(rest, "/.")
+		if j < 0 {
+			return false
+		}
+		i += 2 + j
+	}
+	return false
+}
+
+var (
+	healthzBody  = []byte(`{"status":"ok"}`)
+	notFoundBody = errorBody("not_found", "no such path")
+	jsonType     = []string{"application/json"}
+	noStore      = []string{"no-store"}
+	nosniff      = []string{"nosniff"}
+)
+
+func errorBody(code, message string) []byte {
+	b, _ := json.Marshal(struct {
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}{code, message})
+	return b
+}
+
+// writeJSON writes a response the ingress makes itself.
+func writeJSON(w http.ResponseWriter, code int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["Cache-Control"] = noStore
+	h["X-Content-Type-Options"] = nosniff
+	w.WriteHeader(code)
+	w.Write(body)
+}
+
+// bufPool holds the buffers bodies are copied through.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
