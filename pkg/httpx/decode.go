@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
@@ -36,6 +37,23 @@ func DecodeJSON(c *gin.Context, dst any) error {
 		return apperr.Invalid("The body must hold exactly one JSON object.")
 	}
 	return nil
+}
+
+// DecodeOptionalJSON is DecodeJSON for a body that may be left out: an empty
+// body leaves dst as it is.
+func DecodeOptionalJSON(c *gin.Context, dst any) error {
+	if c.Request.Body == nil || c.Request.Body == http.NoBody || c.Request.ContentLength == 0 {
+		return nil
+	}
+	br := bufio.NewReader(c.Request.Body)
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+		return nil
+	}
+	c.Request.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, c.Request.Body}
+	return DecodeJSON(c, dst)
 }
 
 func jsonError(err error) error {

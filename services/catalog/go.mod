@@ -1,3 +1,10 @@
 module quarters.dev/services/catalog
 
-go 1.26.0
+go 1.26.7
+
+require quarters.dev/pkg v0.0.0
+
+replace (
+	quarters.dev/pkg => ../../pkg
+	quarters.dev/tools/devstack => ../../tools/devstack
+)

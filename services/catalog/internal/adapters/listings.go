@@ -1,0 +1,227 @@
+// Package adapters keeps the catalog's documents in MongoDB.
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"quarters.dev/pkg/apperr"
+	"quarters.dev/pkg/extmongo"
+	"quarters.dev/services/catalog/internal/domain"
+)
+
+// Listings reads published listing snapshots, one document per listing.
+type Listings struct{ coll *mongo.Collection }
+
+// NewListings returns the repository and makes sure its indexes exist.
+func NewListings(ctx context.Context, db *mongo.Database) (*Listings, error) {
+	coll := db.Collection("listings")
+	err := extmongo.EnsureIndexes(ctx, coll, mongo.IndexModel{
+		Keys:    bson.D{{Key: "orgId", Value: 1}, {Key: "nickname", Value: 1}},
+		Options: options.Index().SetName("org_nickname"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing indexes: %w", err)
+	}
+	return &Listings{coll: coll}, nil
+}
+
+// Collection exposes the collection to tests and to the writer side.
+func (r *Listings) Collection() *mongo.Collection { return r.coll }
+
+// List returns the organisation's published listings sorted by nickname
+// (then id, so that equal nicknames keep a stable order).
+func (r *Listings) List(ctx context.Context, orgID string) ([]domain.Listing, error) {
+	cur, err := r.coll.Find(ctx, bson.D{{Key: "orgId", Value: orgID}},
+		options.Find().SetSort(bson.D{{Key: "nickname", Value: 1}, {Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("list listings of %s: %w", orgID, err)
+	}
+	var docs []listingDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("list listings of %s: %w", orgID, err)
+	}
+	out := make([]domain.Listing, len(docs))
+	for i := range docs {
+		out[i] = docs[i].domain()
+	}
+	return out, nil
+}
+
+// Get returns one published listing of the organisation.
+func (r *Listings) Get(ctx context.Context, orgID, id string) (domain.Listing, error) {
+	var d listingDoc
+	err := r.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "orgId", Value: orgID}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return domain.Listing{}, apperr.NotFoundf("No listing %s.", id)
+	}
+	if err != nil {
+		return domain.Listing{}, fmt.Errorf("read listing %s: %w", id, err)
+	}
+	return d.domain(), nil
+}
+
+// Put stores a snapshot, replacing the previous one of the same listing.
+func (r *Listings) Put(ctx context.Context, l domain.Listing) error {
+	d := docOf(l)
+	_, err := r.coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: l.ID}}, d, options.Replace().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("store listing %s: %w", l.ID, err)
+	}
+	return nil
+}
+
+type listingDoc struct {
+	ID           string                    `bson:"_id"`
+	OrgID        string                    `bson:"orgId"`
+	Slug         string                    `bson:"slug"`
+	Nickname     string                    `bson:"nickname"`
+	Active       bool                      `bson:"active"`
+	IsListed     bool                      `bson:"isListed"`
+	PropertyType string                    `bson:"propertyType"`
+	RoomType     string                    `bson:"roomType"`
+	Address      addressDoc                `bson:"address"`
+	Accommodates int                       `bson:"accommodates"`
+	Rooms        []roomDoc                 `bson:"rooms"`
+	Bedrooms     int                       `bson:"bedrooms"`
+	Beds         int                       `bson:"beds"`
+	Bathrooms    float64                   `bson:"bathrooms"`
+	SquareMeter  *int                      `bson:"squareMeter"`
+	Timezone     string                    `bson:"timezone"`
+	Pricing      pricingDoc                `bson:"pricing"`
+	Terms        termsDoc                  `bson:"terms"`
+	Amenities    []string                  `bson:"amenities"`
+	Description  descriptionDoc            `bson:"description"`
+	Translations map[string]descriptionDoc `bson:"translations"`
+	Images       []imageDoc                `bson:"images"`
+	PublishedAt  time.Time                 `bson:"publishedAt"`
+}
+
+type addressDoc struct {
+	Street     *string  `bson:"street"`
+	PostalCode *string  `bson:"postalCode"`
+	City       string   `bson:"city"`
+	Country    string   `bson:"country"`
+	Area       *string  `bson:"area"`
+	Latitude   *float64 `bson:"latitude"`
+	Longitude  *float64 `bson:"longitude"`
+}
+
+type roomDoc struct {
+	Kind string   `bson:"kind"`
+	Name string   `bson:"name"`
+	Beds []bedDoc `bson:"beds"`
+}
+
+type bedDoc struct {
+	Type  string `bson:"type"`
+	Count int    `bson:"count"`
+}
+
+type pricingDoc struct {
+	Currency         string  `bson:"currency"`
+	MonthlyRateCents *int64  `bson:"monthlyRateCents"`
+	NightlyRateCents *int64  `bson:"nightlyRateCents"`
+	RateBasis        *string `bson:"rateBasis"`
+	DepositCents     *int64  `bson:"depositCents"`
+	UtilitiesCents   *int64  `bson:"utilitiesCents"`
+	FurnitureCents   *int64  `bson:"furnitureCents"`
+}
+
+type termsDoc struct {
+	MinNights *int `bson:"minNights"`
+	MaxNights *int `bson:"maxNights"`
+}
+
+type descriptionDoc struct {
+	Title        *string `bson:"title"`
+	Summary      *string `bson:"summary"`
+	Space        *string `bson:"space"`
+	Neighborhood *string `bson:"neighborhood"`
+	Access       *string `bson:"access"`
+	Notes        *string `bson:"notes"`
+}
+
+type imageDoc struct {
+	ID        string  `bson:"id"`
+	IsPrimary bool    `bson:"isPrimary"`
+	Caption   *string `bson:"caption"`
+	SortOrder int     `bson:"sortOrder"`
+	Width     int     `bson:"width"`
+	Height    int     `bson:"height"`
+	Bytes     int64   `bson:"bytes"`
+	Thumbnail string  `bson:"thumbnail"`
+	Regular   string  `bson:"regular"`
+	Large     string  `bson:"large"`
+	Original  string  `bson:"original"`
+}
+
+func (d *listingDoc) domain() domain.Listing {
+	l := domain.Listing{
+		ID: d.ID, OrgID: d.OrgID, Slug: d.Slug, Nickname: d.Nickname, Active: d.Active, IsListed: d.IsListed,
+		PropertyType: d.PropertyType, RoomType: d.RoomType,
+		Address:      domain.Address(d.Address),
+		Accommodates: d.Accommodates, Bedrooms: d.Bedrooms, Beds: d.Beds, Bathrooms: d.Bathrooms,
+		SquareMeter: d.SquareMeter, Timezone: d.Timezone,
+		Pricing:     domain.ListingPricing(d.Pricing),
+		Terms:       domain.Terms(d.Terms),
+		Amenities:   d.Amenities,
+		Description: domain.Description(d.Description),
+		PublishedAt: d.PublishedAt.UTC(),
+	}
+	for _, r := range d.Rooms {
+		room := domain.Room{Kind: domain.RoomKind(r.Kind), Name: r.Name}
+		for _, b := range r.Beds {
+			room.Beds = append(room.Beds, domain.Bed(b))
+		}
+		l.Rooms = append(l.Rooms, room)
+	}
+	if len(d.Translations) > 0 {
+		l.Translations = make(map[string]domain.Description, len(d.Translations))
+		for k, v := range d.Translations {
+			l.Translations[k] = domain.Description(v)
+		}
+	}
+	for _, im := range d.Images {
+		l.Images = append(l.Images, domain.Image(im))
+	}
+	return l
+}
+
+func docOf(l domain.Listing) *listingDoc {
+	d := &listingDoc{
+		ID: l.ID, OrgID: l.OrgID, Slug: l.Slug, Nickname: l.Nickname, Active: l.Active, IsListed: l.IsListed,
+		PropertyType: l.PropertyType, RoomType: l.RoomType,
+		Address:      addressDoc(l.Address),
+		Accommodates: l.Accommodates, Bedrooms: l.Bedrooms, Beds: l.Beds, Bathrooms: l.Bathrooms,
+		SquareMeter: l.SquareMeter, Timezone: l.Timezone,
+		Pricing:     pricingDoc(l.Pricing),
+		Terms:       termsDoc(l.Terms),
+		Amenities:   l.Amenities,
+		Description: descriptionDoc(l.Description),
+		PublishedAt: l.PublishedAt,
+	}
+	for _, r := range l.Rooms {
+		room := roomDoc{Kind: string(r.Kind), Name: r.Name}
+		for _, b := range r.Beds {
+			room.Beds = append(room.Beds, bedDoc(b))
+		}
+		d.Rooms = append(d.Rooms, room)
+	}
+	if len(l.Translations) > 0 {
+		d.Translations = make(map[string]descriptionDoc, len(l.Translations))
+		for k, v := range l.Translations {
+			d.Translations[k] = descriptionDoc(v)
+		}
+	}
+	for _, im := range l.Images {
+		d.Images = append(d.Images, imageDoc(im))
+	}
+	return d
+}
