@@ -1,0 +1,260 @@
+package extkafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/trace"
+	"quarters.dev/tools/devstack/embedded"
+)
+
+func startKafka(t *testing.T) *embedded.Kafka {
+	t.Helper()
+	k, err := embedded.StartKafka("", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Stop)
+	return k
+}
+
+func TestEnsureTopicsAndKeyedOrder(t *testing.T) {
+	t.Parallel()
+	k := startKafka(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	specs := []TopicSpec{{Name: "quarters.orgs", Partitions: 3}, {Name: "quarters.listings", Partitions: 2}}
+	for range 2 { // a restart finds the topics in place
+		if err := EnsureTopics(ctx, k.Brokers, specs...); err != nil {
+			t.Fatalf("ensure topics: %v", err)
+		}
+	}
+	meta, err := (&kafka.Client{Addr: kafka.TCP(k.Brokers...)}).Metadata(ctx, &kafka.MetadataRequest{Topics: []string{"quarters.orgs", "quarters.listings"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	partitions := map[string]int{}
+	for _, tp := range meta.Topics {
+		partitions[tp.Name] = len(tp.Partitions)
+	}
+	if partitions["quarters.orgs"] != 3 || partitions["quarters.listings"] != 2 {
+		t.Fatalf("partitions %v, want orgs 3 and listings 2", partitions)
+	}
+	if err := EnsureTopics(ctx, k.Brokers, TopicSpec{Name: "x"}); err == nil {
+		t.Fatal("a topic without partitions was accepted")
+	}
+
+	w := NewWriter(k.Brokers)
+	defer w.Close()
+	const n = 20
+	var msgs []kafka.Message
+	for i := range n {
+		msgs = append(msgs, kafka.Message{Topic: "quarters.orgs", Key: []byte("org-1"), Value: fmt.Appendf(nil, "%d", i)})
+	}
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+
+	// Every message of one key sits on one partition, in write order.
+	var got []string
+	partitionSeen := -1
+	for p := range 3 {
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: k.Brokers, Topic: "quarters.orgs", Partition: p, MaxWait: 100 * time.Millisecond})
+		conn, err := kafka.DialLeader(ctx, "tcp", k.Brokers[0], "quarters.orgs", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, err := conn.ReadLastOffset()
+		conn.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range last {
+			m, err := r.ReadMessage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if partitionSeen != -1 && partitionSeen != p {
+				t.Fatalf("key org-1 on partitions %d and %d", partitionSeen, p)
+			}
+			partitionSeen = p
+			got = append(got, string(m.Value))
+		}
+		r.Close()
+	}
+	if len(got) != n {
+		t.Fatalf("read %d messages, want %d", len(got), n)
+	}
+	for i, v := range got {
+		if v != fmt.Sprint(i) {
+			t.Fatalf("message %d is %q: order lost in %v", i, v, got)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	k := startKafka(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	check := Check(k.Brokers)
+	if err := check(ctx); err != nil {
+		t.Fatalf("check with the broker up: %v", err)
+	}
+	k.Stop()
+	downCtx, downCancel := context.WithTimeout(ctx, 2*time.Second)
+	defer downCancel()
+	if err := check(downCtx); err == nil {
+		t.Fatal("check passed with the broker stopped")
+	}
+}
+
+// recorder is a handler that fails its first failures attempts at each listed
+// value, and records what it applied.
+type recorder struct {
+	mu       sync.Mutex
+	failures map[string]int
+	applied  []string
+	traceIDs map[string]trace.TraceID
+	done     chan struct{}
+	want     int
+}
+
+func (r *recorder) handle(ctx context.Context, msg kafka.Message) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := string(msg.Value)
+	if r.failures[v] > 0 {
+		r.failures[v]--
+		return errors.New("store unavailable")
+	}
+	r.applied = append(r.applied, v)
+	r.traceIDs[v] = trace.SpanContextFromContext(ctx).TraceID()
+	if len(r.applied) == r.want {
+		close(r.done)
+	}
+	return nil
+}
+
+func TestConsumerRetriesThenCommitsAndPropagatesTrace(t *testing.T) {
+	t.Parallel()
+	k := startKafka(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	const topic = "quarters.reservations"
+	if err := EnsureTopics(ctx, k.Brokers, TopicSpec{Name: topic, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(k.Brokers)
+	defer w.Close()
+
+	traceID := trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8}, TraceFlags: trace.FlagsSampled})
+	writeCtx := trace.ContextWithSpanContext(ctx, sc)
+	write := func(values ...string) {
+		t.Helper()
+		var msgs []kafka.Message
+		for _, v := range values {
+			m := kafka.Message{Topic: topic, Key: []byte("r-1"), Value: []byte(v)}
+			Inject(writeCtx, nil, &m)
+			msgs = append(msgs, m)
+		}
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+	}
+	write("a", "b", "c")
+
+	reg := prometheus.NewRegistry()
+	rec := &recorder{failures: map[string]int{"b": 2}, traceIDs: map[string]trace.TraceID{}, done: make(chan struct{}), want: 3}
+	c := NewConsumer(k.Brokers, "projections", []string{topic}, rec.handle, nil, reg, WithRetryBackoff(10*time.Millisecond, 50*time.Millisecond))
+	runCtx, stop := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(runCtx) }()
+	select {
+	case <-rec.done:
+	case <-ctx.Done():
+		t.Fatalf("handled %v before the deadline", rec.applied)
+	}
+	stopped := time.Now()
+	stop()
+	if err := <-errc; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if d := time.Since(stopped); d > 10*time.Second {
+		t.Errorf("consumer took %v to stop", d)
+	}
+	if fmt.Sprint(rec.applied) != "[a b c]" {
+		t.Fatalf("applied %v, want [a b c]: a failing message was skipped or reordered", rec.applied)
+	}
+	if rec.traceIDs["a"] != traceID {
+		t.Fatalf("handler saw trace %v, want %v", rec.traceIDs["a"], traceID)
+	}
+	if got := testutil.ToFloat64(c.metrics.handlerErrors.WithLabelValues("projections", topic)); got != 2 {
+		t.Errorf("handler errors = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(c.metrics.messages.WithLabelValues("projections", topic, "ok_after_retry")); got != 1 {
+		t.Errorf("messages ok after retry = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(c.metrics.lag.WithLabelValues("projections", topic, "0")); got != 0 {
+		t.Errorf("lag = %v, want 0", got)
+	}
+
+	// The next member of the group starts after the committed offsets. A
+	// message whose handler never succeeds before shutdown stays uncommitted.
+	write("d")
+	rec2 := &recorder{failures: map[string]int{"d": 1 << 30}, traceIDs: map[string]trace.TraceID{}, done: make(chan struct{}), want: 1}
+	c2 := NewConsumer(k.Brokers, "projections", []string{topic}, rec2.handle, nil, reg, WithRetryBackoff(10*time.Millisecond, 50*time.Millisecond))
+	runCtx2, stop2 := context.WithCancel(ctx)
+	go func() { errc <- c2.Run(runCtx2) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for testutil.ToFloat64(c2.metrics.handlerErrors.WithLabelValues("projections", topic)) < 5 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop2()
+	if err := <-errc; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if len(rec2.applied) != 0 {
+		t.Fatalf("second member applied %v; a, b, c were committed and d always fails", rec2.applied)
+	}
+
+	rec3 := &recorder{failures: map[string]int{}, traceIDs: map[string]trace.TraceID{}, done: make(chan struct{}), want: 1}
+	c3 := NewConsumer(k.Brokers, "projections", []string{topic}, rec3.handle, nil, reg)
+	runCtx3, stop3 := context.WithCancel(ctx)
+	defer stop3()
+	go func() { errc <- c3.Run(runCtx3) }()
+	select {
+	case <-rec3.done:
+	case <-ctx.Done():
+		t.Fatal("the uncommitted message was not delivered again")
+	}
+	stop3()
+	if err := <-errc; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if fmt.Sprint(rec3.applied) != "[d]" {
+		t.Fatalf("third member applied %v, want [d]", rec3.applied)
+	}
+}
+
+func TestHeaderCarrierSetReplaces(t *testing.T) {
+	t.Parallel()
+	hs := []kafka.Header{{Key: "traceparent", Value: []byte("old")}, {Key: "event-id", Value: []byte("e1")}}
+	c := HeaderCarrier{Headers: &hs}
+	c.Set("traceparent", "new")
+	if got := c.Get("traceparent"); got != "new" {
+		t.Fatalf("traceparent = %q, want new", got)
+	}
+	if len(hs) != 2 || c.Get("event-id") != "e1" {
+		t.Fatalf("headers %v, want event-id kept and one traceparent", hs)
+	}
+}
