@@ -13,11 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
+
+var newMu sync.Mutex
 
 // Mongo is a running embedded FerretDB.
 type Mongo struct {
@@ -52,12 +55,16 @@ func StartMongo(ctx context.Context, dir, addr string, log *slog.Logger) (*Mongo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// ferretdb.New writes a package-level version record; two stores
+	// starting at once in one process (parallel tests) must take turns.
+	newMu.Lock()
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: addr},
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + abs + "/",
 		Logger:    log,
 	})
+	newMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("start FerretDB: %w", err)
 	}
