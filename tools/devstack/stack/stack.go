@@ -127,6 +127,10 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	if err := os.MkdirAll(s.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	// Keep the data dir out of version control wherever it is created.
+	if err := os.WriteFile(filepath.Join(s.DataDir, ".gitignore"), []byte("*\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("write data dir .gitignore: %w", err)
+	}
 	if err := s.lockDataDir(); err != nil {
 		return nil, err
 	}
