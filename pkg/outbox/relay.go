@@ -1,0 +1,499 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/segmentio/kafka-go"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"quarters.dev/pkg/extmongo"
+)
+
+// Publisher writes messages to Kafka and returns once they are acknowledged.
+// *kafka.Writer from extkafka.NewWriter satisfies it. When only some messages
+// fail it should return kafka.WriteErrors, as kafka-go does, so that the
+// relay removes exactly the acknowledged ones.
+type Publisher interface {
+	WriteMessages(ctx context.Context, msgs ...kafka.Message) error
+}
+
+// Config tunes a Relay. The zero value of each field selects its default.
+type Config struct {
+	// VersionField is the aggregate's version field (default "version"). The
+	// relay's compare-and-set includes it when a document has it.
+	VersionField string
+	// Interval between passes when nothing calls Notify (default 1 s); also
+	// the pause after a pass that failed.
+	Interval time.Duration
+	// BatchSize is how many documents one pass reads and publishes at a time
+	// (default 100).
+	BatchSize int
+	// PublishTimeout bounds one publish call (default 10 s).
+	PublishTimeout time.Duration
+	// FlushTimeout bounds the last pass when Run stops (default 5 s).
+	FlushTimeout time.Duration
+	Logger       *slog.Logger
+	// Registerer receives the relay's metrics; nil leaves them unregistered.
+	// One relay per registry.
+	Registerer prometheus.Registerer
+}
+
+// Relay publishes the events pending in the documents of its collections and
+// then removes them from the documents. Delivery is at least once: a relay
+// that stops between publishing and removing publishes the same events again
+// on its next pass, with the same event ids.
+type Relay struct {
+	pub     Publisher
+	colls   []*mongo.Collection
+	cfg     Config
+	log     *slog.Logger
+	wake    chan struct{}
+	mu      sync.Mutex // one pass at a time
+	metrics relayMetrics
+}
+
+type relayMetrics struct {
+	backlog   *prometheus.GaugeVec
+	published *prometheus.CounterVec
+	failures  *prometheus.CounterVec
+}
+
+// NewRelay returns a relay publishing through pub the events pending in colls.
+func NewRelay(pub Publisher, cfg Config, colls ...*mongo.Collection) *Relay {
+	if cfg.VersionField == "" {
+		cfg.VersionField = "version"
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 100
+	}
+	if cfg.PublishTimeout <= 0 {
+		cfg.PublishTimeout = 10 * time.Second
+	}
+	if cfg.FlushTimeout <= 0 {
+		cfg.FlushTimeout = 5 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	f := promauto.With(cfg.Registerer)
+	return &Relay{
+		pub:   pub,
+		colls: colls,
+		cfg:   cfg,
+		log:   log.With("component", "outbox_relay"),
+		wake:  make(chan struct{}, 1),
+		metrics: relayMetrics{
+			backlog: f.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "quarters_outbox_backlog_events",
+				Help: "Events waiting in documents to be published, as of the relay's last pass.",
+			}, []string{"collection"}),
+			published: f.NewCounterVec(prometheus.CounterOpts{
+				Name: "quarters_outbox_published_events_total",
+				Help: "Events acknowledged by Kafka, redeliveries included.",
+			}, []string{"collection"}),
+			failures: f.NewCounterVec(prometheus.CounterOpts{
+				Name: "quarters_outbox_relay_failures_total",
+				Help: "Relay steps that failed, by stage (scan, decode, publish, remove); the events stay pending.",
+			}, []string{"collection", "stage"}),
+		},
+	}
+}
+
+// Notify asks for a pass soon. Call it after every write that added events;
+// it never blocks.
+func (r *Relay) Notify() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run makes a pass at once, then whenever Notify is called and at every
+// interval, until ctx is cancelled. After a failed pass it waits for the
+// interval, ignoring Notify, so a Kafka outage is not hammered. On
+// cancellation it makes a last pass bounded by FlushTimeout and returns nil.
+func (r *Relay) Run(ctx context.Context) error {
+	for _, coll := range r.colls {
+		idx := mongo.IndexModel{Keys: bson.D{{Key: FieldPending, Value: 1}}, Options: options.Index().SetName("outbox_pending")}
+		if err := extmongo.EnsureIndexes(ctx, coll, idx); err != nil {
+			r.log.Warn("create outbox index", "collection", coll.Name(), "error", err)
+		}
+	}
+	ticker := time.NewTicker(r.cfg.Interval)
+	defer ticker.Stop()
+	failed := r.pass(ctx)
+	for {
+		wake := r.wake
+		if failed {
+			wake = nil
+		}
+		select {
+		case <-ctx.Done():
+			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.FlushTimeout)
+			if err := r.Flush(flushCtx); err != nil {
+				r.log.Warn("final outbox flush incomplete; events stay pending", "error", err)
+			}
+			cancel()
+			return nil
+		case <-wake:
+		case <-ticker.C:
+		}
+		failed = r.pass(ctx)
+	}
+}
+
+// pass flushes once and reports whether it failed.
+func (r *Relay) pass(ctx context.Context) bool {
+	err := r.Flush(ctx)
+	if err != nil && ctx.Err() == nil {
+		r.log.Warn("outbox pass failed; events stay pending", "error", err)
+	}
+	return err != nil
+}
+
+// Flush publishes every event pending in the relay's collections, oldest
+// first within each document, and removes the acknowledged ones.
+func (r *Relay) Flush(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, coll := range r.colls {
+		if err := r.flushCollection(ctx, coll); err != nil {
+			errs = append(errs, fmt.Errorf("collection %s: %w", coll.Name(), err))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pendingDoc is what the relay reads of a document with pending events.
+type pendingDoc struct {
+	id      bson.RawValue
+	version bson.RawValue // Type 0 when the document has no version field
+	seq     bson.RawValue // Type 0 when the document has no sequence field
+	entries []bson.Raw    // FieldEvents as stored, so rewrites keep every field
+	events  []Event
+	broken  bool // the events could not be decoded; the document is left alone
+}
+
+func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) error {
+	name := coll.Name()
+	var (
+		after      bson.RawValue
+		backlog    int
+		publishing = true
+		errs       []error
+	)
+	// The pass pages through the pending documents in _id order, so a
+	// document that cannot be published is not read again in the same pass.
+	for {
+		filter := bson.D{{Key: FieldPending, Value: bson.D{{Key: "$gt", Value: 0}}}}
+		if after.Type != 0 {
+			filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}})
+		}
+		docs, n, err := r.find(ctx, coll, filter)
+		if err != nil {
+			r.metrics.failures.WithLabelValues(name, "scan").Inc()
+			return errors.Join(append(errs, err)...)
+		}
+		if n == 0 {
+			break
+		}
+		after = docs[len(docs)-1].id
+		if !publishing {
+			backlog += countEvents(docs)
+		} else {
+			published, err := r.publish(ctx, name, docs)
+			if err != nil {
+				publishing = false
+				errs = append(errs, err)
+			}
+			for i, d := range docs {
+				backlog += len(d.events)
+				if len(d.events) == 0 && !d.broken {
+					// A counter left positive with no events: reset it so
+					// the document stops matching.
+					if err := r.remove(ctx, coll, d, nil); err != nil {
+						errs = append(errs, err)
+					}
+					continue
+				}
+				if published[i] == 0 {
+					continue
+				}
+				ids := make(map[string]bool, published[i])
+				for _, e := range d.events[:published[i]] {
+					ids[e.ID] = true
+				}
+				if err := r.remove(ctx, coll, d, ids); err != nil {
+					r.metrics.failures.WithLabelValues(name, "remove").Inc()
+					errs = append(errs, err)
+					if ctx.Err() != nil {
+						return errors.Join(errs...)
+					}
+					continue
+				}
+				backlog -= published[i]
+			}
+		}
+		if n < r.cfg.BatchSize {
+			break
+		}
+	}
+	r.metrics.backlog.WithLabelValues(name).Set(float64(backlog))
+	return errors.Join(errs...)
+}
+
+func countEvents(docs []pendingDoc) int {
+	n := 0
+	for _, d := range docs {
+		n += len(d.events)
+	}
+	return n
+}
+
+func (r *Relay) projection() bson.D {
+	return bson.D{{Key: FieldEvents, Value: 1}, {Key: FieldSeq, Value: 1}, {Key: r.cfg.VersionField, Value: 1}}
+}
+
+// find returns the decodable documents matching filter and how many were
+// read, decodable or not.
+func (r *Relay) find(ctx context.Context, coll *mongo.Collection, filter bson.D) ([]pendingDoc, int, error) {
+	opts := options.Find().
+		SetSort(bson.D{{Key: "_id", Value: 1}}).
+		SetLimit(int64(r.cfg.BatchSize)).
+		SetProjection(r.projection())
+	cur, err := coll.Find(ctx, filter, opts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("find pending events: %w", err)
+	}
+	var raws []bson.Raw
+	if err := cur.All(ctx, &raws); err != nil {
+		return nil, 0, fmt.Errorf("read pending events: %w", err)
+	}
+	docs := make([]pendingDoc, 0, len(raws))
+	for _, raw := range raws {
+		d, err := r.parse(raw)
+		if err != nil {
+			// A document the relay cannot read stays pending; the backlog
+			// gauge and the failure counter make it visible.
+			r.metrics.failures.WithLabelValues(coll.Name(), "decode").Inc()
+			r.log.Error("decode pending events", "collection", coll.Name(), "id", raw.Lookup("_id").String(), "error", err)
+			if d.id.Type != 0 {
+				docs = append(docs, pendingDoc{id: d.id, broken: true})
+			}
+			continue
+		}
+		docs = append(docs, d)
+	}
+	return docs, len(raws), nil
+}
+
+func (r *Relay) parse(raw bson.Raw) (pendingDoc, error) {
+	var d pendingDoc
+	id, err := raw.LookupErr("_id")
+	if err != nil {
+		return d, errors.New("document without _id")
+	}
+	d.id = id
+	d.version, _ = raw.LookupErr(r.cfg.VersionField)
+	d.seq, _ = raw.LookupErr(FieldSeq)
+	arr, err := raw.LookupErr(FieldEvents)
+	if err != nil {
+		return d, nil // counted as pending but holding nothing: rewritten below
+	}
+	values, err := arr.Array().Values()
+	if err != nil {
+		return pendingDoc{id: id}, fmt.Errorf("%s is not an array: %w", FieldEvents, err)
+	}
+	for _, v := range values {
+		doc, ok := v.DocumentOK()
+		if !ok {
+			return pendingDoc{id: id}, fmt.Errorf("%s holds a %s", FieldEvents, v.Type)
+		}
+		var e Event
+		if err := bson.Unmarshal(doc, &e); err != nil {
+			return pendingDoc{id: id}, fmt.Errorf("decode event: %w", err)
+		}
+		d.entries = append(d.entries, doc)
+		d.events = append(d.events, e)
+	}
+	return d, nil
+}
+
+// publish writes the events of docs in one call and returns, per document,
+// how many of its leading events Kafka acknowledged. Only a prefix counts, so
+// that an event is never removed while an earlier one of the same document
+// is still pending.
+func (r *Relay) publish(ctx context.Context, coll string, docs []pendingDoc) ([]int, error) {
+	published := make([]int, len(docs))
+	var (
+		msgs  []kafka.Message
+		owner []int // index in docs of each message
+	)
+	for i, d := range docs {
+		for _, e := range d.events {
+			msgs = append(msgs, message(e))
+			owner = append(owner, i)
+		}
+	}
+	if len(msgs) == 0 {
+		return published, nil
+	}
+	pubCtx, cancel := context.WithTimeout(ctx, r.cfg.PublishTimeout)
+	defer cancel()
+	err := r.pub.WriteMessages(pubCtx, msgs...)
+	var tooLarge kafka.MessageTooLargeError
+	for errors.As(err, &tooLarge) {
+		// One oversized event must not hold back every other document: set
+		// its document aside, loudly, and publish the rest.
+		tooLargeID := eventID(tooLarge.Message)
+		bad := -1
+		for j, m := range msgs {
+			if eventID(m) == tooLargeID {
+				bad = owner[j]
+				break
+			}
+		}
+		if bad < 0 {
+			break
+		}
+		r.metrics.failures.WithLabelValues(coll, "publish").Inc()
+		r.log.Error("event too large for Kafka; its document's events stay pending",
+			"collection", coll, "event_id", tooLargeID, "error", err)
+		keepMsgs, keepOwner := msgs[:0:0], owner[:0:0]
+		for j, m := range msgs {
+			if owner[j] != bad {
+				keepMsgs, keepOwner = append(keepMsgs, m), append(keepOwner, owner[j])
+			}
+		}
+		msgs, owner = keepMsgs, keepOwner
+		if len(msgs) == 0 {
+			return published, err
+		}
+		err = r.pub.WriteMessages(pubCtx, msgs...)
+	}
+	acked := make([]bool, len(msgs))
+	var werrs kafka.WriteErrors
+	switch {
+	case err == nil:
+		for j := range acked {
+			acked[j] = true
+		}
+	case errors.As(err, &werrs) && len(werrs) == len(msgs):
+		for j := range acked {
+			acked[j] = werrs[j] == nil
+		}
+	}
+	// Per document, count the acknowledged events up to the first failure.
+	stopped := make([]bool, len(docs))
+	total := 0
+	for j, ok := range acked {
+		i := owner[j]
+		if stopped[i] || !ok {
+			stopped[i] = true
+			continue
+		}
+		published[i]++
+		total++
+	}
+	r.metrics.published.WithLabelValues(coll).Add(float64(total))
+	if err != nil {
+		r.metrics.failures.WithLabelValues(coll, "publish").Inc()
+		return published, fmt.Errorf("publish %d events: %w", len(msgs), err)
+	}
+	return published, nil
+}
+
+func eventID(m kafka.Message) string {
+	for _, h := range m.Headers {
+		if h.Key == HeaderEventID {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
+
+func message(e Event) kafka.Message {
+	m := kafka.Message{Topic: e.Topic, Key: []byte(e.Key), Value: e.Value, Time: e.CreatedAt}
+	keys := make([]string, 0, len(e.Headers))
+	for k := range e.Headers {
+		if k != HeaderEventID {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	m.Headers = make([]kafka.Header, 0, len(keys)+1)
+	m.Headers = append(m.Headers, kafka.Header{Key: HeaderEventID, Value: []byte(e.ID)})
+	for _, k := range keys {
+		m.Headers = append(m.Headers, kafka.Header{Key: k, Value: []byte(e.Headers[k])})
+	}
+	return m
+}
+
+// remove deletes the events with the given ids from d's document by rewriting
+// the array under a compare-and-set on the document's version and event
+// sequence. If the document changed since it was read, it is read again and
+// the removal retried on the fresh copy, so events added meanwhile are kept.
+func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, d pendingDoc, ids map[string]bool) error {
+	const attempts = 20
+	for range attempts {
+		keep := bson.A{}
+		removed := 0
+		for i, e := range d.events {
+			if ids[e.ID] {
+				removed++
+				continue
+			}
+			keep = append(keep, d.entries[i])
+		}
+		if removed == 0 && len(d.entries) > 0 {
+			return nil
+		}
+		guard := bson.D{{Key: "_id", Value: d.id}}
+		guard = appendGuard(guard, FieldSeq, d.seq)
+		guard = appendGuard(guard, r.cfg.VersionField, d.version)
+		update := bson.D{{Key: "$set", Value: bson.D{{Key: FieldEvents, Value: keep}, {Key: FieldPending, Value: len(keep)}}}}
+		res, err := coll.UpdateOne(ctx, guard, update)
+		if err != nil {
+			return fmt.Errorf("remove published events from %v: %w", d.id, err)
+		}
+		if res.MatchedCount > 0 {
+			return nil
+		}
+		raw, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: d.id}}, options.FindOne().SetProjection(r.projection())).Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("re-read %v to remove published events: %w", d.id, err)
+		}
+		if d, err = r.parse(raw); err != nil {
+			return fmt.Errorf("re-read %v to remove published events: %w", d.id, err)
+		}
+	}
+	return fmt.Errorf("remove published events from %v: the document changed on each of %d attempts", d.id, attempts)
+}
+
+func appendGuard(filter bson.D, field string, v bson.RawValue) bson.D {
+	if v.Type == 0 {
+		return append(filter, bson.E{Key: field, Value: bson.D{{Key: "$exists", Value: false}}})
+	}
+	return append(filter, bson.E{Key: field, Value: v})
+}
