@@ -11,6 +11,7 @@ package ingress
 import (
 	"context"
 	"encoding/json"
+	"log"
 	"net/http"
 	"strings"
 	"sync"
@@ -69,6 +70,20 @@ func New(table *routes.Table, opts Options) *Ingress {
 		}
 	}
 	return in
+}
+
+// Server returns the HTTP server the ingress runs in: no overall read or
+// write timeout (26 MB uploads and long downloads must pass), but a bound on
+// slow headers and idle connections; body stalls are bounded per read and
+// write by the proxy itself.
+func (in *Ingress) Server(errorLog *log.Logger) *http.Server {
+	return &http.Server{
+		Handler:           in,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          errorLog,
+	}
 }
 
 // SetUpstream points service at the API address addr ("host:port"); an empty

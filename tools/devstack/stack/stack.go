@@ -170,13 +170,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		Local: map[string]http.Handler{SMTPSinkService: s.sink.Handler()},
 	})
 	s.sup.OnExit = func(p *services.Process) { s.ingress.SetUpstream(p.Name, "") }
-	s.server = &http.Server{
-		Handler:           s.ingress,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
-		ErrorLog:          log.New(ingressLog, "", log.LstdFlags),
-	}
+	s.server = s.ingress.Server(log.New(ingressLog, "", log.LstdFlags))
 	go func() {
 		defer close(s.served)
 		s.server.Serve(ln)

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Load benchmark of the dev stack's ingress against nginx, both proxying the
+# same bare Go upstream, on loopback only. Each measurement is one wrk run of
+# BENCH_DURATION (default 10s) after a 2s warm-up, at 50 connections and 2
+# threads. Prints a Markdown table; docs/benchmarks.md records the figures.
+set -euo pipefail
+
+cd "$(dirname "$0")/../../.."
+duration=${BENCH_DURATION:-10s}
+conns=${BENCH_CONNECTIONS:-50}
+threads=${BENCH_THREADS:-2}
+base=${BENCH_PORT_BASE:-18080}
+up_port=$((base + 1)) nginx_port=$((base + 2)) ingress_port=$((base + 3))
+path=/api/v1/listings
+
+if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "installing wrk and nginx" >&2
+		apt-get update -qq >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx >&2
+	else
+		echo "ingress.sh needs wrk and nginx (Debian: apt-get install wrk nginx)" >&2
+		exit 1
+	fi
+fi
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+for port in "$up_port" "$nginx_port" "$ingress_port"; do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		echo "port $port is in use; set BENCH_PORT_BASE" >&2
+		exit 1
+	fi
+done
+
+go build -o "$work/upstream" ./tools/devstack/bench/upstream
+go build -o "$work/ingressbench" ./tools/devstack/bench/ingressbench
+
+wait_port() {
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "nothing listens on port $1" >&2
+	exit 1
+}
+
+"$work/upstream" -addr "127.0.0.1:$up_port" &
+pids+=($!)
+wait_port "$up_port"
+
+mkdir -p "$work/nginx"
+cat >"$work/nginx.conf" <<NGINX
+worker_processes auto;
+pid $work/nginx.pid;
+error_log $work/nginx/error.log warn;
+daemon on;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	client_body_temp_path $work/nginx/body;
+	proxy_temp_path $work/nginx/proxy;
+	fastcgi_temp_path $work/nginx/fastcgi;
+	uwsgi_temp_path $work/nginx/uwsgi;
+	scgi_temp_path $work/nginx/scgi;
+	upstream quarters { server 127.0.0.1:$up_port; keepalive 256; }
+	server {
+		listen 127.0.0.1:$nginx_port;
+		location / {
+			proxy_pass http://quarters;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			proxy_set_header Host \$host;
+			proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+			proxy_set_header X-Forwarded-Proto \$scheme;
+		}
+	}
+}
+NGINX
+"$nginx_bin" -p "$work/nginx" -c "$work/nginx.conf"
+wait_port "$nginx_port"
+
+"$work/ingressbench" -listen "127.0.0.1:$ingress_port" -upstream "127.0.0.1:$up_port" &
+pids+=($!)
+wait_port "$ingress_port"
+
+# measure NAME PORT prints "requests/s p99" of one wrk run after a warm-up.
+measure() {
+	local url="http://127.0.0.1:$2$path"
+	wrk -t"$threads" -c"$conns" -d2s "$url" >/dev/null
+	wrk -t"$threads" -c"$conns" -d"$duration" --latency "$url" >"$work/$1.txt"
+	local rps p99 errors
+	rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/$1.txt")
+	p99=$(awk '$1 == "99%" {print $2}' "$work/$1.txt")
+	errors=$(awk '/Non-2xx|Socket errors/' "$work/$1.txt")
+	if [ -n "$errors" ]; then echo "$1: $errors" >&2; fi
+	echo "$rps $p99"
+}
+
+read -r bare_rps bare_p99 < <(measure bare "$up_port")
+read -r nginx_rps nginx_p99 < <(measure nginx "$nginx_port")
+read -r ingress_rps ingress_p99 < <(measure ingress "$ingress_port")
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.0f%%", 100 * a / b}'; }
+echo
+echo "wrk -t$threads -c$conns -d$duration --latency http://127.0.0.1:PORT$path  ($(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
+echo
+echo "| target | requests/s | p99 | vs bare upstream |"
+echo "|---|---:|---:|---:|"
+echo "| bare Go upstream | $bare_rps | $bare_p99 | 100% |"
+echo "| nginx → upstream (keepalive) | $nginx_rps | $nginx_p99 | $(ratio "$nginx_rps" "$bare_rps") |"
+echo "| devstack ingress → upstream | $ingress_rps | $ingress_p99 | $(ratio "$ingress_rps" "$bare_rps") |"
+echo
+echo "ingress / nginx: $(ratio "$ingress_rps" "$nginx_rps") (target at least 60%)"

@@ -1,0 +1,33 @@
+// Command ingressbench runs the dev stack's ingress alone, every route
+// pointing at one upstream, so a load test measures the proxy and not the
+// services behind it.
+package main
+
+import (
+	"flag"
+	"log"
+	"net"
+	"os"
+
+	"quarters.dev/pkg/routes"
+	"quarters.dev/tools/devstack/ingress"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:18083", "ingress listen address")
+	upstream := flag.String("upstream", "127.0.0.1:18081", "address every service route is sent to")
+	flag.Parse()
+	table, err := routes.Default(true)
+	if err != nil {
+		log.Fatal(err)
+	}
+	in := ingress.New(table, ingress.Options{})
+	for _, name := range table.Services() {
+		in.SetUpstream(name, *upstream)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Fatal(in.Server(log.New(os.Stderr, "ingress: ", log.LstdFlags)).Serve(ln))
+}
