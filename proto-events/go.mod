@@ -1,3 +1,5 @@
 module quarters.dev/proto-events
 
 go 1.26.0
+
+require google.golang.org/protobuf v1.36.12
