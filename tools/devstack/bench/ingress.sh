@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Load benchmark of the dev stack's ingress against nginx, both proxying the
 # same bare Go upstream, on loopback only. Each measurement is one wrk run of
-# BENCH_DURATION (default 10s) after a 2s warm-up, at 50 connections and 2
-# threads. Prints a Markdown table; docs/benchmarks.md records the figures.
+# BENCH_DURATION (default 8s) after a 2s warm-up, at 50 connections and 2
+# threads. The three targets are measured in turn for BENCH_ROUNDS rounds
+# (default 3) so that other load on the machine hits them alike; the table
+# shows each target's median round. docs/benchmarks.md records the figures.
 set -euo pipefail
 
 cd "$(dirname "$0")/../../.."
-duration=${BENCH_DURATION:-10s}
+duration=${BENCH_DURATION:-8s}
+rounds=${BENCH_ROUNDS:-3}
 conns=${BENCH_CONNECTIONS:-50}
 threads=${BENCH_THREADS:-2}
 base=${BENCH_PORT_BASE:-18080}
@@ -106,13 +109,21 @@ measure() {
 	echo "$rps $p99"
 }
 
-read -r bare_rps bare_p99 < <(measure bare "$up_port")
-read -r nginx_rps nginx_p99 < <(measure nginx "$nginx_port")
-read -r ingress_rps ingress_p99 < <(measure ingress "$ingress_port")
+for round in $(seq "$rounds"); do
+	measure bare "$up_port" >>"$work/bare.rounds"
+	measure nginx "$nginx_port" >>"$work/nginx.rounds"
+	measure ingress "$ingress_port" >>"$work/ingress.rounds"
+	echo "round $round: bare $(tail -1 "$work/bare.rounds"), nginx $(tail -1 "$work/nginx.rounds"), ingress $(tail -1 "$work/ingress.rounds") (requests/s p99)" >&2
+done
+# median prints the median round (by requests/s) of a target.
+median() { sort -n "$work/$1.rounds" | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}'; }
+read -r bare_rps bare_p99 < <(median bare)
+read -r nginx_rps nginx_p99 < <(median nginx)
+read -r ingress_rps ingress_p99 < <(median ingress)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.0f%%", 100 * a / b}'; }
 echo
-echo "wrk -t$threads -c$conns -d$duration --latency http://127.0.0.1:PORT$path  ($(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
+echo "wrk -t$threads -c$conns -d$duration --latency http://127.0.0.1:PORT$path, median of $rounds rounds ($(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
 echo
 echo "| target | requests/s | p99 | vs bare upstream |"
 echo "|---|---:|---:|---:|"

@@ -78,8 +78,7 @@ type exchangeResult struct {
 
 // exchange sends one request over c and relays the response to w.
 func (in *Ingress) exchange(w http.ResponseWriter, r *http.Request, c *upConn) (res exchangeResult, err error) {
-	deadline := time.Now().Add(in.opts.ResponseTimeout)
-	c.nc.SetDeadline(deadline)
+	c.extendDeadline(in.opts.ResponseTimeout)
 	in.writeRequestHead(c.bw, r)
 	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
 		if err := in.copyRequestBody(w, r, c); err != nil {
@@ -91,6 +90,7 @@ func (in *Ingress) exchange(w http.ResponseWriter, r *http.Request, c *upConn) (
 			// The service may have answered early (413, 401) and closed
 			// its side; relay that answer when there is one.
 			c.nc.SetReadDeadline(time.Now().Add(time.Second))
+			c.deadline = time.Time{}
 			res2, err2 := in.relayResponse(w, r, c)
 			res2.reusable = false
 			if err2 != nil && !res2.gotResponse {
@@ -218,7 +218,7 @@ func (in *Ingress) copyRequestBody(w http.ResponseWriter, r *http.Request, c *up
 		rc.SetReadDeadline(time.Now().Add(in.opts.ResponseTimeout))
 		n, rerr := r.Body.Read(buf)
 		if n > 0 {
-			c.nc.SetDeadline(time.Now().Add(in.opts.ResponseTimeout))
+			c.extendDeadline(in.opts.ResponseTimeout)
 			if chunked {
 				var hdr [20]byte
 				c.bw.Write(strconv.AppendInt(hdr[:0], int64(n), 16))
@@ -404,7 +404,7 @@ func (in *Ingress) copyBody(w http.ResponseWriter, src io.Reader, n int64, c *up
 					return clientError{err}
 				}
 			}
-			c.nc.SetReadDeadline(time.Now().Add(in.opts.ResponseTimeout))
+			c.extendDeadline(in.opts.ResponseTimeout)
 		}
 		if rerr == io.EOF {
 			if n > 0 {

@@ -26,6 +26,20 @@ type upConn struct {
 	bw       *bufio.Writer
 	idleFrom time.Time
 	reused   bool
+	deadline time.Time
+}
+
+// extendDeadline makes sure at least half of timeout is left before the
+// connection's deadline. Moving a deadline costs a runtime timer update, so
+// a busy connection moves it once per half timeout instead of per request;
+// a stalled service or stalled body still fails within timeout.
+func (c *upConn) extendDeadline(timeout time.Duration) {
+	now := time.Now()
+	if c.deadline.Sub(now) >= timeout/2 {
+		return
+	}
+	c.deadline = now.Add(timeout)
+	c.nc.SetDeadline(c.deadline)
 }
 
 const (

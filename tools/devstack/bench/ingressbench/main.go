@@ -7,6 +7,8 @@ import (
 	"flag"
 	"log"
 	"net"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 
 	"quarters.dev/pkg/routes"
@@ -16,7 +18,11 @@ import (
 func main() {
 	listen := flag.String("listen", "127.0.0.1:18083", "ingress listen address")
 	upstream := flag.String("upstream", "127.0.0.1:18081", "address every service route is sent to")
+	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this address (profiling the proxy under load)")
 	flag.Parse()
+	if *pprofAddr != "" {
+		go func() { log.Println(http.ListenAndServe(*pprofAddr, nil)) }()
+	}
 	table, err := routes.Default(true)
 	if err != nil {
 		log.Fatal(err)
