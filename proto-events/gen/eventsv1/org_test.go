@@ -50,3 +50,34 @@ func TestOrgEventRoundTrip(t *testing.T) {
 		t.Fatalf("decoded %v", &out)
 	}
 }
+
+func TestUnsetAmountsStayDistinctFromZero(t *testing.T) {
+	t.Parallel()
+	zero := int64(0)
+	in := &eventsv1.ListingEvent{
+		Envelope: &eventsv1.Envelope{EventId: "e1", Type: "listing.updated", OrgId: "org_1", AggregateId: "prop_1", AggregateVersion: 2},
+		Listing: &eventsv1.Listing{
+			Id:           "prop_1",
+			Pricing:      &eventsv1.ListingPricing{Currency: "EUR", DepositCents: &zero},
+			Translations: map[string]*eventsv1.Description{"de": {Title: proto.String("Wohnung")}},
+		},
+	}
+	b, err := proto.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out eventsv1.ListingEvent
+	if err := proto.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	p := out.GetListing().GetPricing()
+	if p.DepositCents == nil || *p.DepositCents != 0 {
+		t.Fatalf("deposit %v, want an explicit zero", p.DepositCents)
+	}
+	if p.MonthlyRateCents != nil {
+		t.Fatalf("monthly rate %v, want unset", *p.MonthlyRateCents)
+	}
+	if got := out.GetListing().GetTranslations()["de"].GetTitle(); got != "Wohnung" {
+		t.Fatalf("translation title %q", got)
+	}
+}
