@@ -3,7 +3,6 @@ package adapters
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"quarters.dev/pkg/apperr"
 	"quarters.dev/pkg/extmongo"
 	"quarters.dev/services/catalog/internal/domain"
 )
@@ -35,36 +33,21 @@ func NewListings(ctx context.Context, db *mongo.Database) (*Listings, error) {
 // Collection exposes the collection to tests and to the writer side.
 func (r *Listings) Collection() *mongo.Collection { return r.coll }
 
-// List returns the organisation's published listings sorted by nickname
-// (then id, so that equal nicknames keep a stable order).
-func (r *Listings) List(ctx context.Context, orgID string) ([]domain.Listing, error) {
-	cur, err := r.coll.Find(ctx, bson.D{{Key: "orgId", Value: orgID}},
-		options.Find().SetSort(bson.D{{Key: "nickname", Value: 1}, {Key: "_id", Value: 1}}))
+// All returns every published listing.
+func (r *Listings) All(ctx context.Context) ([]domain.Listing, error) {
+	cur, err := r.coll.Find(ctx, bson.D{})
 	if err != nil {
-		return nil, fmt.Errorf("list listings of %s: %w", orgID, err)
+		return nil, fmt.Errorf("read listings: %w", err)
 	}
 	var docs []listingDoc
 	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("list listings of %s: %w", orgID, err)
+		return nil, fmt.Errorf("read listings: %w", err)
 	}
 	out := make([]domain.Listing, len(docs))
 	for i := range docs {
 		out[i] = docs[i].domain()
 	}
 	return out, nil
-}
-
-// Get returns one published listing of the organisation.
-func (r *Listings) Get(ctx context.Context, orgID, id string) (domain.Listing, error) {
-	var d listingDoc
-	err := r.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "orgId", Value: orgID}}).Decode(&d)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return domain.Listing{}, apperr.NotFoundf("No listing %s.", id)
-	}
-	if err != nil {
-		return domain.Listing{}, fmt.Errorf("read listing %s: %w", id, err)
-	}
-	return d.domain(), nil
 }
 
 // Put stores a snapshot, replacing the previous one of the same listing.

@@ -2,13 +2,14 @@
 package ports
 
 import (
-	"context"
+	"encoding/json"
 	"net/http"
 	"sort"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"quarters.dev/pkg/apperr"
 	"quarters.dev/pkg/authn"
 	"quarters.dev/pkg/httpx"
 	"quarters.dev/services/catalog/internal/domain"
@@ -16,8 +17,9 @@ import (
 
 // Listings reads published snapshots of the caller's organisation.
 type Listings interface {
-	List(ctx context.Context, orgID string) ([]domain.Listing, error)
-	Get(ctx context.Context, orgID, id string) (domain.Listing, error)
+	// List returns the rendered `{listings: [...]}` body.
+	List(orgID string) []byte
+	Get(orgID, id string) (domain.Listing, bool)
 }
 
 // Routes installs the catalog's public routes behind authentication.
@@ -31,25 +33,30 @@ func Routes(e *gin.Engine, auth gin.HandlerFunc, listings Listings) {
 type public struct{ listings Listings }
 
 func (h *public) list(c *gin.Context) {
-	ls, err := h.listings.List(c.Request.Context(), authn.FromContext(c).OrgID)
-	if err != nil {
-		httpx.Error(c, err)
+	c.Data(http.StatusOK, jsonType, h.listings.List(authn.FromContext(c).OrgID))
+}
+
+func (h *public) get(c *gin.Context) {
+	id := c.Param("id")
+	l, ok := h.listings.Get(authn.FromContext(c).OrgID, id)
+	if !ok {
+		httpx.Error(c, apperr.NotFoundf("No listing %s.", id))
 		return
 	}
+	c.JSON(http.StatusOK, gin.H{"listing": ListingOut(l)})
+}
+
+const jsonType = "application/json; charset=utf-8"
+
+// RenderList renders the list response of an organisation's listings.
+func RenderList(ls []domain.Listing) ([]byte, error) {
 	out := make([]ListingJSON, len(ls))
 	for i := range ls {
 		out[i] = ListingOut(ls[i])
 	}
-	c.JSON(http.StatusOK, gin.H{"listings": out})
-}
-
-func (h *public) get(c *gin.Context) {
-	l, err := h.listings.Get(c.Request.Context(), authn.FromContext(c).OrgID, c.Param("id"))
-	if err != nil {
-		httpx.Error(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"listing": ListingOut(l)})
+	return json.Marshal(struct {
+		Listings []ListingJSON `json:"listings"`
+	}{out})
 }
 
 // ListingJSON is the public Listing resource.

@@ -4,6 +4,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"quarters.dev/pkg/authn"
 	"quarters.dev/pkg/bootstrap"
@@ -11,6 +12,7 @@ import (
 	"quarters.dev/pkg/extredis"
 	"quarters.dev/services/catalog/internal/adapters"
 	"quarters.dev/services/catalog/internal/ports"
+	"quarters.dev/services/catalog/internal/view"
 )
 
 // Config is the catalog's configuration.
@@ -18,6 +20,9 @@ type Config struct {
 	extredis.Config
 	MongoURI      string `env:"QUARTERS_MONGO_URI" required:"true"`
 	MongoDatabase string `env:"QUARTERS_MONGO_DATABASE" default:"quarters_catalog"`
+	// ViewReload is how often the in-memory view of published listings is
+	// rebuilt from MongoDB, as a safety net behind the write-through.
+	ViewReload time.Duration `env:"QUARTERS_CATALOG_VIEW_RELOAD_INTERVAL" default:"30s"`
 }
 
 // Build connects the catalog's stores and returns the service.
@@ -35,18 +40,48 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 		if err != nil {
 			return nil, fmt.Errorf("prepare listings: %w", err)
 		}
+		published, err := view.New(ports.RenderList)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := published.Reload(ctx, listings); err != nil {
+			return nil, fmt.Errorf("load published listings: %w", err)
+		}
 		e := rt.HTTP(nil)
-		ports.Routes(e, authn.Middleware(authn.NewStore(rdb)), listings)
+		ports.Routes(e, authn.Middleware(authn.NewStore(rdb)), published)
 		return &bootstrap.App{
 			API: e,
 			Ready: map[string]func(context.Context) error{
 				"mongodb": extmongo.Check(db),
 				"redis":   extredis.Check(rdb),
 			},
+			Workers: []func(context.Context) error{
+				func(ctx context.Context) error { return reloadLoop(ctx, rt, published, listings, cfg.ViewReload) },
+			},
 			Closers: []func(context.Context) error{
 				func(context.Context) error { return rdb.Close() },
 				client.Disconnect,
 			},
 		}, nil
+	}
+}
+
+// reloadLoop rebuilds the view from the record periodically, so that it
+// converges even after a missed update.
+func reloadLoop(ctx context.Context, rt *bootstrap.Runtime, v *view.View, src view.Source, every time.Duration) error {
+	if every <= 0 {
+		return nil
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if _, err := v.Reload(ctx, src); err != nil {
+				rt.Log.Warn("reload published listings", "error", err)
+			}
+		}
 	}
 }

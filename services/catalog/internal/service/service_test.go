@@ -3,10 +3,13 @@ package service_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"quarters.dev/pkg/authn"
 	"quarters.dev/pkg/bootstrap"
@@ -16,25 +19,14 @@ import (
 	"quarters.dev/services/catalog/internal/adapters"
 	"quarters.dev/services/catalog/internal/domain"
 	"quarters.dev/services/catalog/internal/service"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"log/slog"
 )
 
 func TestListingsAreScopedToTheCallersOrgAndSortedByNickname(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := &service.Config{MongoURI: testenv.MongoURI(t), MongoDatabase: "catalog_test"}
+	cfg := &service.Config{MongoURI: testenv.MongoURI(t), MongoDatabase: "catalog_test", ViewReload: 100 * time.Millisecond}
 	cfg.URL = testenv.RedisURL(t)
-	rt := &bootstrap.Runtime{Name: "catalog", Log: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()}
-	app, err := service.Build(cfg)(ctx, rt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range app.Closers {
-		defer c(context.Background())
-	}
 
 	// Two orgs' snapshots, written the way publishing stores them.
 	_, db, err := extmongo.Connect(ctx, cfg.MongoURI, cfg.MongoDatabase)
@@ -57,6 +49,15 @@ func TestListingsAreScopedToTheCallersOrgAndSortedByNickname(t *testing.T) {
 		if err := repo.Put(ctx, l); err != nil {
 			t.Fatal(err)
 		}
+	}
+
+	rt := &bootstrap.Runtime{Name: "catalog", Log: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()}
+	app, err := service.Build(cfg)(ctx, rt) // loads the view from the record
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range app.Closers {
+		defer c(context.Background())
 	}
 
 	rdb, err := extredis.Connect(ctx, cfg.URL)
@@ -118,5 +119,26 @@ func TestListingsAreScopedToTheCallersOrgAndSortedByNickname(t *testing.T) {
 	}
 	if w, body := get("/api/v1/listings/l-a/photos", "Bearer "+token); w.Code != 404 || body["error"] != "not_found" {
 		t.Fatalf("unknown path: %d %v", w.Code, body)
+	}
+
+	// A snapshot stored after start shows once the view reloads.
+	workCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	for _, w := range app.Workers {
+		go w(workCtx)
+	}
+	if err := repo.Put(ctx, domain.Listing{ID: "l-c", OrgID: "org-1", Nickname: "Gamma", PublishedAt: published}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := get("/api/v1/listings", "Bearer "+token)
+		if len(body["listings"].([]any)) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reloaded view never showed the new snapshot")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
