@@ -393,3 +393,37 @@ func TestConcurrentRequestsShareConnections(t *testing.T) {
 		}
 	}
 }
+
+func TestStalledClientOrServiceDoesNotHang(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{ResponseTimeout: 300 * time.Millisecond}, map[string]http.Handler{
+		"agreements": echo("agreements"),
+		"catalog": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(2 * time.Second)
+		}),
+	})
+
+	// A client that announces 1000 bytes, sends 10 and goes quiet has its
+	// connection closed, with no answer.
+	c, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "PUT /api/v1/reservations/r1/agreement/document HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789")
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	got, err := io.ReadAll(c)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("a stalled request body held its connection open for 3s")
+	}
+	if len(got) != 0 {
+		t.Fatalf("stalled client got an answer: %q", got)
+	}
+
+	// A service that does not answer in time.
+	start := time.Now()
+	a := get(t, f.url+"/api/v1/listings")
+	if a.status != 502 || a.body["error"] != "bad_gateway" || time.Since(start) > 1500*time.Millisecond {
+		t.Fatalf("slow service: %d %v after %s", a.status, a.body, time.Since(start))
+	}
+}

@@ -51,9 +51,10 @@ func (in *Ingress) proxy(w http.ResponseWriter, r *http.Request, u *upstream) {
 				continue
 			}
 			if res.clientErr {
-				// The client went away or stalled mid-body; there is
-				// nobody to answer.
-				return
+				// The client went away or stalled mid-body: drop its
+				// connection rather than answer a request it never sent
+				// in full.
+				panic(http.ErrAbortHandler)
 			}
 			in.badGateway(w, r, u, err)
 			return
