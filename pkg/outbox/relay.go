@@ -221,8 +221,11 @@ func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) err
 		} else {
 			published, err := r.publish(ctx, name, docs)
 			if err != nil {
-				publishing = false
 				errs = append(errs, err)
+				var oversized *oversizedError
+				if !errors.As(err, &oversized) {
+					publishing = false // Kafka is failing: just count the rest
+				}
 			}
 			for i, d := range docs {
 				backlog += len(d.events)
@@ -359,7 +362,10 @@ func (r *Relay) publish(ctx context.Context, coll string, docs []pendingDoc) ([]
 	pubCtx, cancel := context.WithTimeout(ctx, r.cfg.PublishTimeout)
 	defer cancel()
 	err := r.pub.WriteMessages(pubCtx, msgs...)
-	var tooLarge kafka.MessageTooLargeError
+	var (
+		tooLarge  kafka.MessageTooLargeError
+		oversized *oversizedError
+	)
 	for errors.As(err, &tooLarge) {
 		// One oversized event must not hold back every other document: set
 		// its document aside, loudly, and publish the rest.
@@ -377,6 +383,10 @@ func (r *Relay) publish(ctx context.Context, coll string, docs []pendingDoc) ([]
 		r.metrics.failures.WithLabelValues(coll, "publish").Inc()
 		r.log.Error("event too large for Kafka; its document's events stay pending",
 			"collection", coll, "event_id", tooLargeID, "error", err)
+		if oversized == nil {
+			oversized = &oversizedError{}
+		}
+		oversized.ids = append(oversized.ids, tooLargeID)
 		keepMsgs, keepOwner := msgs[:0:0], owner[:0:0]
 		for j, m := range msgs {
 			if owner[j] != bad {
@@ -385,7 +395,7 @@ func (r *Relay) publish(ctx context.Context, coll string, docs []pendingDoc) ([]
 		}
 		msgs, owner = keepMsgs, keepOwner
 		if len(msgs) == 0 {
-			return published, err
+			return published, oversized
 		}
 		err = r.pub.WriteMessages(pubCtx, msgs...)
 	}
@@ -418,7 +428,18 @@ func (r *Relay) publish(ctx context.Context, coll string, docs []pendingDoc) ([]
 		r.metrics.failures.WithLabelValues(coll, "publish").Inc()
 		return published, fmt.Errorf("publish %d events: %w", len(msgs), err)
 	}
+	if oversized != nil {
+		return published, oversized
+	}
 	return published, nil
+}
+
+// oversizedError names events Kafka cannot take at their size. They stay
+// pending, holding back their own document only.
+type oversizedError struct{ ids []string }
+
+func (e *oversizedError) Error() string {
+	return fmt.Sprintf("events too large for Kafka, left pending: %v", e.ids)
 }
 
 func eventID(m kafka.Message) string {

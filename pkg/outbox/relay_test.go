@@ -508,3 +508,67 @@ func TestConcurrentWritesWhileTheRelayRemovesLoseNoEvent(t *testing.T) {
 		t.Fatal("ran out of time")
 	}
 }
+
+func TestRunFlushesOnShutdown(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	e := newEnv(t, ctx)
+	msgs := collect(t, ctx, e.brokers)
+	// No interval and no Notify will come: only the last pass can publish.
+	relay := outbox.NewRelay(e.writer, outbox.Config{Interval: time.Hour, FlushTimeout: 5 * time.Second}, e.coll)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(runCtx) }()
+	time.Sleep(300 * time.Millisecond) // let the first pass find nothing
+	id, err := e.create(ctx, "org-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if d := e.doc(t, ctx, "org-1"); d.OutboxPending != 0 {
+		t.Fatalf("after shutdown the document still holds %+v", d.Pending)
+	}
+	waitFor(t, 20*time.Second, "the event in Kafka", func() bool { return eventIDs(msgs.snapshot())[id] == 1 })
+}
+
+func TestOversizedEventHoldsBackOnlyItsDocument(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	e := newEnv(t, ctx)
+	msgs := collect(t, ctx, e.brokers)
+	big := orgDoc{ID: "org-big", Name: "big", Version: 1}
+	big.Add(outbox.NewEvent(ctx, outbox.NewID(), topic, "org-big", make([]byte, 2<<20)))
+	if _, err := e.coll.InsertOne(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	id, err := e.create(ctx, "org-small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A counter left positive without events is reset, not retried forever.
+	if _, err := e.coll.InsertOne(ctx, bson.D{{Key: "_id", Value: "org-stray"}, {Key: "version", Value: int64(1)}, {Key: outbox.FieldPending, Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	relay := e.relay(nil)
+	if err := relay.Flush(ctx); err == nil {
+		t.Fatal("flush reported success with an event Kafka cannot take")
+	}
+	if d := e.doc(t, ctx, "org-small"); d.OutboxPending != 0 {
+		t.Fatalf("org-small still holds %+v", d.Pending)
+	}
+	if d := e.doc(t, ctx, "org-big"); d.OutboxPending != 1 || len(d.Outbox) != 1 {
+		t.Fatalf("org-big holds %d events, pending %d; want its event kept", len(d.Outbox), d.OutboxPending)
+	}
+	if d := e.doc(t, ctx, "org-stray"); d.OutboxPending != 0 {
+		t.Fatalf("org-stray pending %d, want 0", d.OutboxPending)
+	}
+	if n := metric(t, e.reg, "quarters_outbox_backlog_events"); n != 1 {
+		t.Errorf("backlog %v, want 1", n)
+	}
+	waitFor(t, 20*time.Second, "org-small's event in Kafka", func() bool { return eventIDs(msgs.snapshot())[id] == 1 })
+}
