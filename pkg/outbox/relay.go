@@ -212,7 +212,7 @@ func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) err
 			r.metrics.failures.WithLabelValues(name, "scan").Inc()
 			return errors.Join(append(errs, err)...)
 		}
-		if n == 0 {
+		if n == 0 || len(docs) == 0 {
 			break
 		}
 		after = docs[len(docs)-1].id
