@@ -258,3 +258,65 @@ func TestHeaderCarrierSetReplaces(t *testing.T) {
 		t.Fatalf("headers %v, want event-id kept and one traceparent", hs)
 	}
 }
+
+func TestConsumerReadsSeveralTopicsAndSurvivesAPanickingHandler(t *testing.T) {
+	t.Parallel()
+	k := startKafka(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	topics := []string{"quarters.listings", "quarters.agreements", "quarters.orgs"}
+	specs := make([]TopicSpec, 0, len(topics))
+	for _, name := range topics {
+		specs = append(specs, TopicSpec{Name: name, Partitions: 2})
+	}
+	if err := EnsureTopics(ctx, k.Brokers, specs...); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(k.Brokers)
+	defer w.Close()
+	for _, name := range topics {
+		if err := w.WriteMessages(ctx, kafka.Message{Topic: name, Key: []byte("k"), Value: []byte(name)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var (
+		mu       sync.Mutex
+		got      = map[string]bool{}
+		panicked bool
+		done     = make(chan struct{})
+	)
+	handler := func(_ context.Context, msg kafka.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !panicked {
+			panicked = true
+			panic("projection bug")
+		}
+		got[string(msg.Value)] = true
+		if len(got) == len(topics) {
+			close(done)
+		}
+		return nil
+	}
+	c := NewConsumer(k.Brokers, "bookings", topics, handler, nil, prometheus.NewRegistry(), WithRetryBackoff(10*time.Millisecond, 10*time.Millisecond))
+	runCtx, stop := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(runCtx) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("handled %v before the deadline", got)
+	}
+	stop()
+	if err := <-errc; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if n := testutil.ToFloat64(c.metrics.messages.WithLabelValues("bookings", topics[0], "ok_after_retry")) +
+		testutil.ToFloat64(c.metrics.messages.WithLabelValues("bookings", topics[1], "ok_after_retry")) +
+		testutil.ToFloat64(c.metrics.messages.WithLabelValues("bookings", topics[2], "ok_after_retry")); n != 1 {
+		t.Errorf("%v messages succeeded after a retry, want the one whose handler panicked", n)
+	}
+}
