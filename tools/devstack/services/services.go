@@ -222,7 +222,9 @@ func (s *Supervisor) Start(spec Spec, env []string) (*Process, error) {
 func (s *Supervisor) wait(p *Process) {
 	p.exitErr = p.cmd.Wait()
 	p.log.Close()
-	close(p.done)
+	// The exit is reported and routed around before Done closes, so
+	// whoever waits on Done sees a consistent stack.
+	defer close(p.done)
 	if p.stopping.Load() {
 		return
 	}
