@@ -9,6 +9,8 @@ export QUARTERS_DATA_DIR
 
 # Every module of the workspace (the `use` entries of go.work).
 MODULES = $(shell go list -m -f '{{.Dir}}')
+# The modules that hold Go packages (the tools module only pins tool versions).
+CODE_MODULES = $(filter-out $(CURDIR)/tools,$(MODULES))
 
 .PHONY: help run reset test lint proto bench
 
@@ -27,7 +29,7 @@ reset: ## Delete the dev stack's data ($QUARTERS_DATA_DIR, default .devstack)
 
 test: ## Run the tests of every workspace module (go test -count=1 ./... in each)
 	@failed=(); \
-	for dir in $(MODULES); do \
+	for dir in $(CODE_MODULES); do \
 		echo "==> $${dir#$(CURDIR)/}"; \
 		(cd "$$dir" && go test -count=1 ./...) || failed+=("$${dir#$(CURDIR)/}"); \
 	done; \
@@ -38,19 +40,19 @@ lint: ## gofmt, go vet of every module, buf lint of proto-events
 	@unformatted=$$(gofmt -l $(MODULES)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@failed=(); \
-	for dir in $(MODULES); do \
+	for dir in $(CODE_MODULES); do \
 		echo "==> go vet $${dir#$(CURDIR)/}"; \
 		(cd "$$dir" && go vet ./...) || failed+=("$${dir#$(CURDIR)/}"); \
 	done; \
 	if (( $${#failed[@]} )); then echo "go vet FAILED: $${failed[*]}"; exit 1; fi
-	go tool -modfile=tools/go.mod buf lint proto-events
+	go tool buf lint proto-events
 
 proto: ## Generate the event code from proto-events with buf
-	cd proto-events && go tool -modfile=../tools/go.mod buf generate
+	cd proto-events && go tool buf generate
 
 bench: ## Go benchmarks of every module, then the ingress load benchmark (wrk, nginx)
 	@failed=(); \
-	for dir in $(MODULES); do \
+	for dir in $(CODE_MODULES); do \
 		echo "==> $${dir#$(CURDIR)/}"; \
 		(cd "$$dir" && go test -run='^$$' -bench=. -benchmem ./...) || failed+=("$${dir#$(CURDIR)/}"); \
 	done; \
