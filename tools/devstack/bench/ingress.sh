@@ -58,7 +58,8 @@ wait_port() {
 }
 
 "$work/upstream" -addr "127.0.0.1:$up_port" &
-pids+=($!)
+up_pid=$!
+pids+=($up_pid)
 wait_port "$up_port"
 
 mkdir -p "$work/nginx"
@@ -93,42 +94,64 @@ NGINX
 wait_port "$nginx_port"
 
 "$work/ingressbench" -listen "127.0.0.1:$ingress_port" -upstream "127.0.0.1:$up_port" &
-pids+=($!)
+ingress_pid=$!
+pids+=($ingress_pid)
 wait_port "$ingress_port"
+nginx_pids=$(cat "$work/nginx.pid"; pgrep -P "$(cat "$work/nginx.pid")")
 
-# measure NAME PORT prints "requests/s p99" of one wrk run after a warm-up.
+# cpu_ticks PID... prints the user+system CPU ticks the processes have used.
+cpu_ticks() {
+	local total=0 pid
+	for pid in "$@"; do
+		total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
+	done
+	echo "$total"
+}
+hz=$(getconf CLK_TCK)
+
+# measure NAME PORT PID... prints "requests/s p99 cpu-µs-per-request" of one
+# wrk run after a warm-up; the CPU is what the listed processes used, which
+# other load on the machine does not inflate the way it cuts throughput.
 measure() {
-	local url="http://127.0.0.1:$2$path"
+	local name=$1 port=$2
+	shift 2
+	local url="http://127.0.0.1:$port$path"
 	wrk -t"$threads" -c"$conns" -d2s "$url" >/dev/null
-	wrk -t"$threads" -c"$conns" -d"$duration" --latency "$url" >"$work/$1.txt"
-	local rps p99 errors
-	rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/$1.txt")
-	p99=$(awk '$1 == "99%" {print $2}' "$work/$1.txt")
-	errors=$(awk '/Non-2xx|Socket errors/' "$work/$1.txt")
-	if [ -n "$errors" ]; then echo "$1: $errors" >&2; fi
-	echo "$rps $p99"
+	local before after
+	before=$(cpu_ticks "$@")
+	wrk -t"$threads" -c"$conns" -d"$duration" --latency "$url" >"$work/$name.txt"
+	after=$(cpu_ticks "$@")
+	local rps p99 reqs errors
+	rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/$name.txt")
+	p99=$(awk '$1 == "99%" {print $2}' "$work/$name.txt")
+	reqs=$(awk '/requests in/ {print $1}' "$work/$name.txt")
+	errors=$(awk '/Non-2xx|Socket errors/' "$work/$name.txt")
+	if [ -n "$errors" ]; then echo "$name: $errors" >&2; fi
+	awk -v r="$rps" -v p="$p99" -v t=$((after - before)) -v hz="$hz" -v n="$reqs" \
+		'BEGIN {printf "%s %s %.1f\n", r, p, t * 1e6 / hz / n}'
 }
 
 for round in $(seq "$rounds"); do
-	measure bare "$up_port" >>"$work/bare.rounds"
-	measure nginx "$nginx_port" >>"$work/nginx.rounds"
-	measure ingress "$ingress_port" >>"$work/ingress.rounds"
-	echo "round $round: bare $(tail -1 "$work/bare.rounds"), nginx $(tail -1 "$work/nginx.rounds"), ingress $(tail -1 "$work/ingress.rounds") (requests/s p99)" >&2
+	measure bare "$up_port" "$up_pid" >>"$work/bare.rounds"
+	# shellcheck disable=SC2086 # one pid per word
+	measure nginx "$nginx_port" $nginx_pids >>"$work/nginx.rounds"
+	measure ingress "$ingress_port" "$ingress_pid" >>"$work/ingress.rounds"
+	echo "round $round (requests/s, p99, proxy CPU µs/request): bare $(tail -1 "$work/bare.rounds"), nginx $(tail -1 "$work/nginx.rounds"), ingress $(tail -1 "$work/ingress.rounds")" >&2
 done
 # median prints the median round (by requests/s) of a target.
 median() { sort -n "$work/$1.rounds" | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}'; }
-read -r bare_rps bare_p99 < <(median bare)
-read -r nginx_rps nginx_p99 < <(median nginx)
-read -r ingress_rps ingress_p99 < <(median ingress)
+read -r bare_rps bare_p99 bare_cpu < <(median bare)
+read -r nginx_rps nginx_p99 nginx_cpu < <(median nginx)
+read -r ingress_rps ingress_p99 ingress_cpu < <(median ingress)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.0f%%", 100 * a / b}'; }
 echo
 echo "wrk -t$threads -c$conns -d$duration --latency http://127.0.0.1:PORT$path, median of $rounds rounds ($(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
 echo
-echo "| target | requests/s | p99 | vs bare upstream |"
-echo "|---|---:|---:|---:|"
-echo "| bare Go upstream | $bare_rps | $bare_p99 | 100% |"
-echo "| nginx → upstream (keepalive) | $nginx_rps | $nginx_p99 | $(ratio "$nginx_rps" "$bare_rps") |"
-echo "| devstack ingress → upstream | $ingress_rps | $ingress_p99 | $(ratio "$ingress_rps" "$bare_rps") |"
+echo "| target | requests/s | p99 | vs bare upstream | CPU µs per request (of the server or proxy) |"
+echo "|---|---:|---:|---:|---:|"
+echo "| bare Go upstream | $bare_rps | $bare_p99 | 100% | $bare_cpu (upstream) |"
+echo "| nginx → upstream (keepalive) | $nginx_rps | $nginx_p99 | $(ratio "$nginx_rps" "$bare_rps") | $nginx_cpu (nginx) |"
+echo "| devstack ingress → upstream | $ingress_rps | $ingress_p99 | $(ratio "$ingress_rps" "$bare_rps") | $ingress_cpu (ingress) |"
 echo
-echo "ingress / nginx: $(ratio "$ingress_rps" "$nginx_rps") (target at least 60%)"
+echo "ingress / nginx throughput: $(ratio "$ingress_rps" "$nginx_rps") (target at least 60%); nginx / ingress CPU per request: $(ratio "$nginx_cpu" "$ingress_cpu")"

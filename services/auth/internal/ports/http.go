@@ -6,6 +6,8 @@ package ports
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -61,13 +63,13 @@ func orgOut(o domain.Org) gin.H {
 type orgInput struct {
 	Name              *string      `json:"name"`
 	ContractProvider  *string      `json:"contractProvider"`
-	InquiryDailyLimit *json.Number `json:"inquiryDailyLimit"`
+	InquiryDailyLimit json.RawMessage `json:"inquiryDailyLimit"`
 }
 
 func (in orgInput) changes() (domain.OrgChanges, error) {
 	c := domain.OrgChanges{Name: in.Name, ContractProvider: in.ContractProvider}
-	if in.InquiryDailyLimit != nil {
-		n, err := in.InquiryDailyLimit.Int64()
+	if raw := strings.TrimSpace(string(in.InquiryDailyLimit)); raw != "" && raw != "null" {
+		n, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
 			return c, apperr.Invalid("Field inquiryDailyLimit must be an integer.")
 		}

@@ -135,6 +135,8 @@ func TestOrgsAdmin(t *testing.T) {
 		{"POST", "/orgs", `{"name":"a","contractProvider":"docusign"}`, "contractProvider"},
 		{"POST", "/orgs", `{"name":"a","inquiryDailyLimit":1.5}`, "inquiryDailyLimit"},
 		{"POST", "/orgs", `{"name":"a","inquiryDailyLimit":-1}`, "inquiryDailyLimit"},
+		{"POST", "/orgs", `{"name":"a","inquiryDailyLimit":"5"}`, "inquiryDailyLimit"},
+		{"POST", "/orgs", `{"name":"a","inquiryDailyLimit":1e3}`, "inquiryDailyLimit"},
 		{"POST", "/orgs", `not json`, "JSON"},
 		{"PATCH", "/orgs/" + id, `{"name":"  "}`, "name"},
 	}
