@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -93,6 +94,9 @@ type Stack struct {
 	redis    *redisdev.Redis
 	sup      *services.Supervisor
 	logs     []*os.File
+	started  atomic.Bool
+	mu       sync.Mutex
+	pending  []string
 	stopOnce sync.Once
 	grace    time.Duration
 }
@@ -209,9 +213,11 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 			s.console.Printf("not written yet, so not started: %s", strings.Join(missing, ", "))
 		}
 	}
+	s.setPending(specs)
 	if needsBuild(specs) {
 		specs = services.Build(ctx, root, filepath.Join(s.DataDir, "bin"), specs, s.console)
 	}
+	s.setPending(specs)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -265,6 +271,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		return nil, err
 	}
 
+	s.started.Store(true)
 	s.seedDemo(ctx, cfg, procs)
 	s.console.Printf("quarters ready: api %s  admin %s  data %s", s.BaseURL, s.AdminURL, s.rel(s.DataDir))
 	return s, nil
@@ -354,7 +361,16 @@ func (s *Stack) Ready(ctx context.Context) (bool, map[string]string) {
 	}
 	wg.Wait()
 	out := map[string]string{SMTPSinkService: services.Ready}
-	ready := true
+	// Until Start has started every service, the ones still being built
+	// count as starting.
+	ready := s.started.Load()
+	if !ready {
+		s.mu.Lock()
+		for _, name := range s.pending {
+			out[name] = services.Starting
+		}
+		s.mu.Unlock()
+	}
 	for i, p := range procs {
 		out[p.Name] = states[i]
 		if states[i] != services.Ready {
@@ -362,6 +378,16 @@ func (s *Stack) Ready(ctx context.Context) (bool, map[string]string) {
 		}
 	}
 	return ready, out
+}
+
+func (s *Stack) setPending(specs []services.Spec) {
+	names := make([]string, len(specs))
+	for i, sp := range specs {
+		names[i] = sp.Name
+	}
+	s.mu.Lock()
+	s.pending = names
+	s.mu.Unlock()
 }
 
 // Processes returns the service processes the stack started.
