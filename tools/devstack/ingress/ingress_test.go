@@ -267,6 +267,11 @@ func TestStreamsLargeBodies(t *testing.T) {
 	want := hex.EncodeToString(sum[:])
 	f := newFixture(t, Options{}, map[string]http.Handler{
 		"agreements": echo("agreements"),
+		"availability": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+			w.Header().Set("Content-Type", "application/pdf")
+			w.Write(big)
+		}),
 		"catalog": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// No Content-Length: net/http answers chunked.
 			for i := 0; i < len(big); i += 1 << 20 {
@@ -287,12 +292,22 @@ func TestStreamsLargeBodies(t *testing.T) {
 	if a := do(t, req); a.status != 200 || a.body["sha"] != want {
 		t.Fatalf("PUT chunked: %d %v", a.status, a.body)
 	}
-	// A large chunked response.
-	res, err := http.Get(f.url + "/api/v1/listings")
+	// A large response with a length.
+	res, err := http.Get(f.url + "/api/v1/listings/l1/calendar")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || !bytes.Equal(got, big) || res.ContentLength != int64(len(big)) {
+		t.Fatalf("response with length: %d bytes (announced %d), err %v", len(got), res.ContentLength, err)
+	}
+	// A large chunked response.
+	res, err = http.Get(f.url + "/api/v1/listings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = io.ReadAll(res.Body)
 	res.Body.Close()
 	if err != nil || !bytes.Equal(got, big) {
 		t.Fatalf("chunked response: %d bytes, err %v", len(got), err)
