@@ -27,8 +27,14 @@ const (
 	tokenPrefix  = "qt_"
 	secretPrefix = "qs_"
 	clientPrefix = "qc_"
+	// A client id is clientPrefix and 24 hex digits.
+	clientHexLen = 24
 	// 32 random bytes in unpadded base64url.
 	randomLen = 43
+	// A token is tokenPrefix, the hex digits of its client id, '_', and
+	// randomLen random characters. Naming the set lets validation read the
+	// token and its set's state with one MGET.
+	tokenLen = len(tokenPrefix) + clientHexLen + 1 + randomLen
 )
 
 // Principal is the authenticated caller: a credential set of an organisation.
@@ -44,6 +50,11 @@ var ErrUnauthenticated = errors.New("authn: not authenticated")
 // Store keeps credential sets and tokens in Redis. Only SHA-256 hashes of
 // secrets and tokens are stored: both are random and high-entropy, so a fast
 // hash compared in constant time is the right stored form.
+//
+// Keys: "quarters:cred:{<clientId>}" holds "<orgId> <secret hash>" while the
+// set is active; "quarters:tok:{<clientId>}:<token hash>" holds the client id
+// for the token's lifetime. The braces keep a set's keys in one Redis Cluster
+// slot, so one MGET reads a token with its set.
 type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -52,12 +63,14 @@ type Store struct {
 // NewStore returns a store under the key prefix "quarters:".
 func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb, prefix: "quarters:"} }
 
-func (s *Store) credKey(clientID string) string { return s.prefix + "cred:" + clientID }
-func (s *Store) tokenKey(hash string) string    { return s.prefix + "tok:" + hash }
+func (s *Store) credKey(clientID string) string { return s.prefix + "cred:{" + clientID + "}" }
+func (s *Store) tokenKey(clientID, hash string) string {
+	return s.prefix + "tok:{" + clientID + "}:" + hash
+}
 
 // NewClientID returns a fresh opaque client id.
 func NewClientID() string {
-	var b [12]byte
+	var b [clientHexLen / 2]byte
 	_, _ = rand.Read(b[:])
 	return clientPrefix + hex.EncodeToString(b[:])
 }
@@ -83,7 +96,7 @@ func random() string {
 // PutCredential records an active credential set. Called when a set is
 // created and whenever the owner re-synchronises Redis from its database.
 func (s *Store) PutCredential(ctx context.Context, clientID, orgID, secretHash string) error {
-	if err := s.rdb.HSet(ctx, s.credKey(clientID), "org", orgID, "secret", secretHash).Err(); err != nil {
+	if err := s.rdb.Set(ctx, s.credKey(clientID), orgID+" "+secretHash, 0).Err(); err != nil {
 		return fmt.Errorf("store credential %s: %w", clientID, err)
 	}
 	return nil
@@ -100,15 +113,17 @@ func (s *Store) RevokeCredential(ctx context.Context, clientID string) error {
 
 // VerifySecret checks a client id and secret.
 func (s *Store) VerifySecret(ctx context.Context, clientID, secret string) (Principal, error) {
-	if !strings.HasPrefix(clientID, clientPrefix) || len(clientID) > 64 || len(secret) > 256 {
+	if !validClientID(clientID) || len(secret) > 256 {
 		return Principal{}, ErrUnauthenticated
 	}
-	vals, err := s.rdb.HMGet(ctx, s.credKey(clientID), "org", "secret").Result()
+	val, err := s.rdb.Get(ctx, s.credKey(clientID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return Principal{}, ErrUnauthenticated
+	}
 	if err != nil {
 		return Principal{}, fmt.Errorf("read credential: %w", err)
 	}
-	org, _ := vals[0].(string)
-	stored, _ := vals[1].(string)
+	org, stored, _ := strings.Cut(val, " ")
 	given := Hash(secret)
 	if org == "" || subtle.ConstantTimeCompare([]byte(stored), []byte(given)) != 1 {
 		return Principal{}, ErrUnauthenticated
@@ -116,48 +131,62 @@ func (s *Store) VerifySecret(ctx context.Context, clientID, secret string) (Prin
 	return Principal{OrgID: org, ClientID: clientID}, nil
 }
 
+func validClientID(id string) bool {
+	return len(id) == len(clientPrefix)+clientHexLen && strings.HasPrefix(id, clientPrefix) &&
+		isHex(id[len(clientPrefix):])
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Mint issues a token for a verified credential set.
 func (s *Store) Mint(ctx context.Context, p Principal) (string, error) {
-	token := tokenPrefix + random()
-	if err := s.rdb.Set(ctx, s.tokenKey(Hash(token)), p.ClientID, TokenTTL).Err(); err != nil {
+	if !validClientID(p.ClientID) {
+		return "", fmt.Errorf("mint token: malformed client id %q", p.ClientID)
+	}
+	token := tokenPrefix + p.ClientID[len(clientPrefix):] + "_" + random()
+	if err := s.rdb.Set(ctx, s.tokenKey(p.ClientID, Hash(token)), p.ClientID, TokenTTL).Err(); err != nil {
 		return "", fmt.Errorf("store token: %w", err)
 	}
 	return token, nil
 }
 
-// validateScript reads the token and its credential set in one round trip:
-// a token whose set is gone (revoked) is as dead as an expired one.
-var validateScript = redis.NewScript(`
-local client = redis.call('GET', KEYS[1])
-if not client then return false end
-local org = redis.call('HGET', ARGV[1] .. client, 'org')
-if not org then return false end
-return {client, org}
-`)
-
-// Validate resolves a bearer token.
+// Validate resolves a bearer token. The token and its set are read with one
+// MGET: a token whose set is gone (revoked) is as dead as an expired one.
 func (s *Store) Validate(ctx context.Context, token string) (Principal, error) {
 	if !wellFormedToken(token) {
 		return Principal{}, ErrUnauthenticated
 	}
-	res, err := validateScript.Run(ctx, s.rdb, []string{s.tokenKey(Hash(token))}, s.prefix+"cred:").StringSlice()
-	if errors.Is(err, redis.Nil) {
-		return Principal{}, ErrUnauthenticated
-	}
+	clientID := clientPrefix + token[len(tokenPrefix):len(tokenPrefix)+clientHexLen]
+	vals, err := s.rdb.MGet(ctx, s.tokenKey(clientID, Hash(token)), s.credKey(clientID)).Result()
 	if err != nil {
 		return Principal{}, fmt.Errorf("validate token: %w", err)
 	}
-	if len(res) != 2 {
+	owner, _ := vals[0].(string)
+	cred, _ := vals[1].(string)
+	org, _, _ := strings.Cut(cred, " ")
+	if owner != clientID || org == "" {
 		return Principal{}, ErrUnauthenticated
 	}
-	return Principal{ClientID: res[0], OrgID: res[1]}, nil
+	return Principal{ClientID: clientID, OrgID: org}, nil
 }
 
 func wellFormedToken(t string) bool {
-	if len(t) != len(tokenPrefix)+randomLen || !strings.HasPrefix(t, tokenPrefix) {
+	if len(t) != tokenLen || !strings.HasPrefix(t, tokenPrefix) {
 		return false
 	}
-	for i := len(tokenPrefix); i < len(t); i++ {
+	hexEnd := len(tokenPrefix) + clientHexLen
+	if !isHex(t[len(tokenPrefix):hexEnd]) || t[hexEnd] != '_' {
+		return false
+	}
+	for i := hexEnd + 1; i < len(t); i++ {
 		c := t[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
 			return false

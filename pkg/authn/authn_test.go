@@ -108,7 +108,8 @@ func TestRejectedCredentials(t *testing.T) {
 		"unknown scheme":   "Token " + tok,
 		"trailing garbage": "Bearer " + tok + "x",
 		"extra field":      "Bearer " + tok + " x",
-		"unknown token":    "Bearer qt_" + random(),
+		"unknown token":    "Bearer qt_" + id[3:] + "_" + random(),
+		"other set token":  "Bearer qt_" + NewClientID()[3:] + tok[3+24:],
 		"wrong secret":     basic(id, secret+"x"),
 		"unknown client":   basic(NewClientID(), secret),
 		"bad base64":       "Basic !!!",
@@ -154,11 +155,11 @@ func TestTokenExpiresAfterADay(t *testing.T) {
 	id, sec := newCredential(t, s, "org-d")
 	p, _ := s.VerifySecret(ctx, id, sec)
 	tok, _ := s.Mint(ctx, p)
-	ttl, err := rdb.TTL(ctx, s.tokenKey(Hash(tok))).Result()
+	ttl, err := rdb.TTL(ctx, s.tokenKey(id, Hash(tok))).Result()
 	if err != nil || ttl <= TokenTTL-10*time.Second || ttl > TokenTTL {
 		t.Fatalf("token TTL %v (%v), want about %v", ttl, err, TokenTTL)
 	}
-	if n, _ := rdb.Exists(ctx, s.tokenKey(tok)).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, s.tokenKey(id, tok)).Result(); n != 0 {
 		t.Fatal("token stored in clear")
 	}
 }

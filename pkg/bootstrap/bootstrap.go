@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -103,7 +104,9 @@ func Run(name string, cfg any, build func(ctx context.Context, rt *Runtime) (*Ap
 			strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		return 2
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("service", name)
+	logOut := newLogBuffer(os.Stderr)
+	defer logOut.Close()
+	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level})).With("service", name)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -257,6 +260,10 @@ func (o *opsServer) handler(reg *prometheus.Registry) http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", o.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	// Profiles, on the ops port only (never on the API port).
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return mux
 }
 

@@ -334,7 +334,7 @@ func TestTokenExchangeRestoresASetRedisLost(t *testing.T) {
 	h := start(t)
 	_, id, secret := h.newOrgWithCredential("Lost")
 	rdb := testenv.Redis(t)
-	if err := rdb.Del(context.Background(), "quarters:cred:"+id).Err(); err != nil {
+	if err := rdb.Del(context.Background(), "quarters:cred:{"+id+"}").Err(); err != nil {
 		t.Fatal(err)
 	}
 	r := h.do("POST", "/api/v1/oauth2/token", "application/x-www-form-urlencoded",
@@ -342,7 +342,7 @@ func TestTokenExchangeRestoresASetRedisLost(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("token after Redis lost the set: %d %s", r.status, r.raw)
 	}
-	if n, _ := rdb.Exists(context.Background(), "quarters:cred:"+id).Result(); n != 1 {
+	if n, _ := rdb.Exists(context.Background(), "quarters:cred:{"+id+"}").Result(); n != 1 {
 		t.Fatal("the set was not written back to Redis")
 	}
 }
