@@ -61,8 +61,8 @@ func orgOut(o domain.Org) gin.H {
 
 // orgInput accepts every org setting; absent and null fields are left alone.
 type orgInput struct {
-	Name              *string      `json:"name"`
-	ContractProvider  *string      `json:"contractProvider"`
+	Name              *string         `json:"name"`
+	ContractProvider  *string         `json:"contractProvider"`
 	InquiryDailyLimit json.RawMessage `json:"inquiryDailyLimit"`
 }
 
