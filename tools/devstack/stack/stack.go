@@ -214,6 +214,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		}
 	}
 	s.setPending(specs)
+	wanted := specs
 	if needsBuild(specs) {
 		specs = services.Build(ctx, root, filepath.Join(s.DataDir, "bin"), specs, s.console)
 	}
@@ -273,6 +274,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 
 	s.started.Store(true)
 	s.seedDemo(ctx, cfg, procs)
+	if down := notRunning(wanted, procs); len(down) > 0 {
+		s.console.Printf("not running (see above): %s", strings.Join(down, ", "))
+	}
 	s.console.Printf("quarters ready: api %s  admin %s  data %s", s.BaseURL, s.AdminURL, s.rel(s.DataDir))
 	return s, nil
 }
@@ -470,6 +474,24 @@ func publicAddr(a *net.TCPAddr) string {
 		ip = net.IPv4(127, 0, 0, 1)
 	}
 	return net.JoinHostPort(ip.String(), fmt.Sprint(a.Port))
+}
+
+// notRunning names the wanted services that failed to build or start, or
+// have exited.
+func notRunning(wanted []services.Spec, procs []*services.Process) []string {
+	var out []string
+	for _, w := range wanted {
+		up := false
+		for _, p := range procs {
+			if p.Name == w.Name && !p.Exited() {
+				up = true
+			}
+		}
+		if !up {
+			out = append(out, w.Name)
+		}
+	}
+	return out
 }
 
 func needsBuild(specs []services.Spec) bool {

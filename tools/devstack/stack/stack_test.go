@@ -195,6 +195,9 @@ func TestCrashedServiceIsReportedAndAnswers503(t *testing.T) {
 		strings.Contains(printed, "auth log line 20\n") {
 		t.Fatalf("exit report does not carry the last 40 log lines:\n%s", printed)
 	}
+	if !strings.Contains(printed, "not running (see above): auth\nquarters ready:") {
+		t.Fatalf("no summary of the services that are down before the ready line:\n%s", printed)
+	}
 	if !strings.Contains(printed, "demo: not seeded, the auth service is not running") {
 		t.Fatalf("demo seeding not skipped:\n%s", printed)
 	}
