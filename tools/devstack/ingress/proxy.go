@@ -14,10 +14,7 @@ import (
 	"time"
 )
 
-var (
-	badGatewayBody = errorBody("bad_gateway", "the upstream service failed to answer")
-	errMalformed   = errors.New("malformed response from upstream")
-)
+var errMalformed = errors.New("malformed response from upstream")
 
 // proxy forwards r to u and copies the answer back.
 func (in *Ingress) proxy(w http.ResponseWriter, r *http.Request, u *upstream) {
@@ -25,7 +22,7 @@ func (in *Ingress) proxy(w http.ResponseWriter, r *http.Request, u *upstream) {
 	for attempt := 0; ; attempt++ {
 		c, err := u.get()
 		if err != nil {
-			in.badGateway(w, r, u, err)
+			badGateway(w, u, err)
 			return
 		}
 		res, err := in.exchange(w, r, c)
@@ -56,18 +53,14 @@ func (in *Ingress) proxy(w http.ResponseWriter, r *http.Request, u *upstream) {
 				// in full.
 				panic(http.ErrAbortHandler)
 			}
-			in.badGateway(w, r, u, err)
+			badGateway(w, u, err)
 			return
 		}
 	}
 }
 
-func (in *Ingress) badGateway(w http.ResponseWriter, r *http.Request, u *upstream, err error) {
-	body := badGatewayBody
-	if err != nil {
-		body = errorBody("bad_gateway", fmt.Sprintf("the %s service failed to answer: %v", u.name, err))
-	}
-	writeJSON(w, http.StatusBadGateway, body)
+func badGateway(w http.ResponseWriter, u *upstream, err error) {
+	writeJSON(w, http.StatusBadGateway, errorBody("bad_gateway", fmt.Sprintf("the %s service failed to answer: %v", u.name, err)))
 }
 
 type exchangeResult struct {
