@@ -57,11 +57,21 @@ var ErrUnauthenticated = errors.New("authn: not authenticated")
 // slot, so one MGET reads a token with its set.
 type Store struct {
 	rdb    redis.UniversalClient
+	reads  *reads
 	prefix string
 }
 
-// NewStore returns a store under the key prefix "quarters:".
-func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb, prefix: "quarters:"} }
+// NewStore returns a store under the key prefix "quarters:". Close it when
+// done.
+func NewStore(rdb redis.UniversalClient) *Store {
+	return &Store{rdb: rdb, reads: newReads(rdb), prefix: "quarters:"}
+}
+
+// Close stops the store's read batching; it does not close the Redis client.
+func (s *Store) Close() error {
+	s.reads.close()
+	return nil
+}
 
 func (s *Store) credKey(clientID string) string { return s.prefix + "cred:{" + clientID + "}" }
 func (s *Store) tokenKey(clientID, hash string) string {
@@ -116,13 +126,11 @@ func (s *Store) VerifySecret(ctx context.Context, clientID, secret string) (Prin
 	if !validClientID(clientID) || len(secret) > 256 {
 		return Principal{}, ErrUnauthenticated
 	}
-	val, err := s.rdb.Get(ctx, s.credKey(clientID)).Result()
-	if errors.Is(err, redis.Nil) {
-		return Principal{}, ErrUnauthenticated
-	}
+	vals, err := s.reads.mget(ctx, s.credKey(clientID))
 	if err != nil {
 		return Principal{}, fmt.Errorf("read credential: %w", err)
 	}
+	val, _ := vals[0].(string)
 	org, stored, _ := strings.Cut(val, " ")
 	given := Hash(secret)
 	if org == "" || subtle.ConstantTimeCompare([]byte(stored), []byte(given)) != 1 {
@@ -165,7 +173,7 @@ func (s *Store) Validate(ctx context.Context, token string) (Principal, error) {
 		return Principal{}, ErrUnauthenticated
 	}
 	clientID := clientPrefix + token[len(tokenPrefix):len(tokenPrefix)+clientHexLen]
-	vals, err := s.rdb.MGet(ctx, s.tokenKey(clientID, Hash(token)), s.credKey(clientID)).Result()
+	vals, err := s.reads.mget(ctx, s.tokenKey(clientID, Hash(token)), s.credKey(clientID))
 	if err != nil {
 		return Principal{}, fmt.Errorf("validate token: %w", err)
 	}

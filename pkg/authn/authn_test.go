@@ -3,10 +3,12 @@ package authn
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,5 +191,36 @@ func TestAdminToken(t *testing.T) {
 		if w := call(h, "/admin", auth); w.Code != 401 {
 			t.Errorf("%q: %d", auth, w.Code)
 		}
+	}
+}
+
+func TestConcurrentValidationsAreEachAnswered(t *testing.T) {
+	t.Parallel()
+	s := NewStore(testRedis(t))
+	defer s.Close()
+	ctx := context.Background()
+	type cred struct{ tok, org string }
+	var creds []cred
+	for i := range 20 {
+		org := fmt.Sprintf("org-many-%d", i)
+		id, sec := newCredential(t, s, org)
+		p, _ := s.VerifySecret(ctx, id, sec)
+		tok, _ := s.Mint(ctx, p)
+		creds = append(creds, cred{tok, org})
+	}
+	var wg sync.WaitGroup
+	for i := range 2000 {
+		c := creds[i%len(creds)]
+		wg.Go(func() {
+			p, err := s.Validate(ctx, c.tok)
+			if err != nil || p.OrgID != c.org {
+				t.Errorf("validate: %+v %v, want %s", p, err, c.org)
+			}
+		})
+	}
+	wg.Wait()
+	s.Close()
+	if _, err := s.Validate(ctx, creds[0].tok); err == nil {
+		t.Fatal("a closed store validated a token")
 	}
 }

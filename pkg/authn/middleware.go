@@ -27,7 +27,7 @@ func Middleware(s *Store) gin.HandlerFunc {
 			return
 		}
 		c.Set(principalKey, p)
-		c.Set(httpx.OrgKey, p.OrgID)
+		httpx.SetOrg(c, p.OrgID)
 		c.Next()
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -54,6 +55,8 @@ type Runtime struct {
 	Log      *slog.Logger
 	Registry *prometheus.Registry
 	Tracer   trace.TracerProvider
+	// AccessLog receives the access log lines (nil: none), next to Log's.
+	AccessLog io.Writer
 }
 
 // HTTP returns a gin engine with the shared behaviour of pkg/httpx, wired to
@@ -66,6 +69,8 @@ func (rt *Runtime) HTTP(limits map[string]int64) *gin.Engine {
 		Tracer:       rt.Tracer,
 		MaxBodyBytes: rt.Base.MaxBodyBytes,
 		BodyLimits:   limits,
+		AccessLog:    rt.AccessLog,
+		Service:      rt.Name,
 	})
 }
 
@@ -125,6 +130,9 @@ func Run(name string, cfg any, build func(ctx context.Context, rt *Runtime) (*Ap
 		_ = shutdownTracer(c)
 	}()
 	rt := &Runtime{Name: name, Base: base, Log: log, Registry: reg, Tracer: tp}
+	if level <= slog.LevelInfo {
+		rt.AccessLog = logOut
+	}
 
 	// The ops server comes up first, so that liveness holds while the
 	// service connects, and readiness answers 503 until it is built.

@@ -66,15 +66,6 @@ func Error(c *gin.Context, err error) {
 	c.AbortWithStatusJSON(status, Body{Error: string(e.Code), Message: e.Message})
 }
 
-const logKey = "quarters.log"
-
-func logFrom(c *gin.Context) *slog.Logger {
-	if l, ok := c.Get(logKey); ok {
-		if log, ok := l.(*slog.Logger); ok {
-			return log
-		}
-	}
-	return slog.Default()
-}
+func logFrom(c *gin.Context) *slog.Logger { return info(c).log }
 
 func stack() string { return string(debug.Stack()) }

@@ -8,10 +8,12 @@ package httpx
 
 import (
 	"crypto/rand"
+	"io"
 	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -39,6 +41,11 @@ type Options struct {
 	// BodyLimits raises or lowers the bound for single routes, keyed by
 	// "METHOD /route/:template".
 	BodyLimits map[string]int64
+	// AccessLog receives one JSON line per request, shaped like the
+	// process's log/slog JSON lines; nil means no access log.
+	AccessLog io.Writer
+	// Service names the service in access log lines written to AccessLog.
+	Service string
 }
 
 // New returns a gin engine with the shared middleware installed and JSON 404
@@ -69,7 +76,7 @@ func New(o Options) *gin.Engine {
 	e.Use(
 		baseHeaders(o.Log),
 		recovery(o.Log),
-		instrument(o.Log, m, o.Tracer.Tracer("quarters.dev/pkg/httpx")),
+		instrument(o.accessLog(), m, o.Tracer),
 		bodyLimit(o.MaxBodyBytes, o.BodyLimits),
 	)
 	e.NoRoute(notFound)
@@ -77,38 +84,62 @@ func New(o Options) *gin.Engine {
 	return e
 }
 
+func (o Options) accessLog() *accessLog {
+	if o.AccessLog == nil {
+		return newAccessLog(io.Discard, o.Service)
+	}
+	return newAccessLog(o.AccessLog, o.Service)
+}
+
 func notFound(c *gin.Context) {
 	Error(c, apperr.NotFoundf("No resource at %s %s.", c.Request.Method, c.Request.URL.Path))
+}
+
+// requestInfo is what the shared middleware knows of a request; it is stored
+// once per request.
+type requestInfo struct {
+	id    string
+	log   *slog.Logger
+	orgID string
+}
+
+const infoKey = "quarters.request"
+
+func info(c *gin.Context) *requestInfo {
+	if v, ok := c.Get(infoKey); ok {
+		if ri, ok := v.(*requestInfo); ok {
+			return ri
+		}
+	}
+	return &requestInfo{log: slog.Default()}
 }
 
 // baseHeaders sets what every response carries, assigns the request id and
 // hands the logger to the error mapper.
 func baseHeaders(log *slog.Logger) gin.HandlerFunc {
+	ids := newRequestIDs()
+	noStore := []string{"no-store"}
 	return func(c *gin.Context) {
-		c.Set(logKey, log)
-		setBase(c)
+		h := c.Writer.Header()
+		h["Cache-Control"] = noStore
+		id := c.GetHeader(RequestIDHeader)
+		if !validRequestID(id) {
+			id = ids.next()
+		}
+		h[RequestIDHeader] = []string{id}
+		c.Set(infoKey, &requestInfo{id: id, log: log})
+		c.Next()
 	}
-}
-
-func setBase(c *gin.Context) {
-	h := c.Writer.Header()
-	h.Set("Cache-Control", "no-store")
-	id := c.GetHeader(RequestIDHeader)
-	if !validRequestID(id) {
-		id = newRequestID()
-	}
-	h.Set(RequestIDHeader, id)
-	c.Set(requestIDKey, id)
-	c.Next()
 }
 
 // RequestIDHeader carries the request id in both directions.
 const RequestIDHeader = "X-Request-Id"
 
-const requestIDKey = "quarters.request_id"
-
 // RequestID returns the id of the request being served.
-func RequestID(c *gin.Context) string { return c.GetString(requestIDKey) }
+func RequestID(c *gin.Context) string { return info(c).id }
+
+// SetOrg records the caller's organisation for the access log.
+func SetOrg(c *gin.Context, orgID string) { info(c).orgID = orgID }
 
 func validRequestID(id string) bool {
 	if id == "" || len(id) > 128 {
@@ -122,10 +153,28 @@ func validRequestID(id string) bool {
 	return true
 }
 
-func newRequestID() string {
-	var b [12]byte
+// requestIDs mints request ids: a random per-process prefix and a counter,
+// unique without a random read per request.
+type requestIDs struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+func newRequestIDs() *requestIDs {
+	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return &requestIDs{prefix: hex.EncodeToString(b[:])}
+}
+
+func (r *requestIDs) next() string {
+	var buf [32]byte
+	copy(buf[:16], r.prefix)
+	n := r.n.Add(1)
+	for i := 31; i >= 16; i-- {
+		buf[i] = "0123456789abcdef"[n&0xf]
+		n >>= 4
+	}
+	return string(buf[:])
 }
 
 func recovery(log *slog.Logger) gin.HandlerFunc {
@@ -177,7 +226,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 var propagator = propagation.TraceContext{}
 
 // instrument opens a span, records metrics and writes the access log line.
-func instrument(log *slog.Logger, m *metrics, tracer trace.Tracer) gin.HandlerFunc {
+func instrument(access *accessLog, m *metrics, tp trace.TracerProvider) gin.HandlerFunc {
+	tracer := tp.Tracer("quarters.dev/pkg/httpx")
+	_, noopTracer := tp.(noop.TracerProvider)
 	return func(c *gin.Context) {
 		start := time.Now()
 		route := c.FullPath()
@@ -185,9 +236,15 @@ func instrument(log *slog.Logger, m *metrics, tracer trace.Tracer) gin.HandlerFu
 			route = "unmatched"
 		}
 		r := c.Request
-		ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := tracer.Start(ctx, r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer))
-		c.Request = r.WithContext(ctx)
+		ctx := r.Context()
+		span := trace.SpanFromContext(ctx)
+		// Without an exporter and without an incoming trace there is no
+		// span to make or carry on.
+		if !noopTracer || r.Header.Get("Traceparent") != "" {
+			ctx = propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+			ctx, span = tracer.Start(ctx, r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer))
+			c.Request = r.WithContext(ctx)
+		}
 		m.inflight.Inc()
 
 		c.Next()
@@ -205,28 +262,17 @@ func instrument(log *slog.Logger, m *metrics, tracer trace.Tracer) gin.HandlerFu
 			}
 		}
 		span.End()
-		attrs := []slog.Attr{
-			slog.String("method", r.Method),
-			slog.String("route", route),
-			slog.String("path", r.URL.Path),
-			slog.Int("status", status),
-			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-			slog.Int("bytes", max(c.Writer.Size(), 0)),
-			slog.String("request_id", RequestID(c)),
-		}
+		ri := info(c)
+		traceID := ""
 		if sc.HasTraceID() {
-			attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
+			traceID = sc.TraceID().String()
 		}
-		if org := c.GetString(OrgKey); org != "" {
-			attrs = append(attrs, slog.String("org_id", org))
-		}
-		log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+		access.write(accessEntry{
+			method: r.Method, route: route, path: r.URL.Path, requestID: ri.id, traceID: traceID,
+			orgID: ri.orgID, status: status, bytes: max(c.Writer.Size(), 0), duration: elapsed, at: start,
+		})
 	}
 }
-
-// OrgKey is the gin context key under which authentication records the
-// caller's organisation, so access logs can name it.
-const OrgKey = "quarters.org_id"
 
 func bodyLimit(def int64, perRoute map[string]int64) gin.HandlerFunc {
 	return func(c *gin.Context) {

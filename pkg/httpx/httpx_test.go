@@ -189,3 +189,35 @@ quarters_http_requests_total{code="404",method="GET",route="unmatched"} 1
 		t.Fatal(err)
 	}
 }
+
+func TestAccessLogLinesAreJSON(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	e := New(Options{AccessLog: &out, Service: "svc"})
+	e.GET("/items/:id", func(c *gin.Context) { SetOrg(c, "org-1"); c.String(200, "ok") })
+	do(e, "GET", "/items/a%22b%0A", "", RequestIDHeader, "rid-1")
+	do(e, "GET", "/nowhere", "")
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines: %q", len(lines), out.String())
+	}
+	var first map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatalf("line %q: %v", lines[0], err)
+	}
+	want := map[string]any{"level": "INFO", "msg": "request", "service": "svc", "method": "GET",
+		"route": "/items/:id", "path": "/items/a\"b\n", "status": 200.0, "bytes": 2.0,
+		"request_id": "rid-1", "org_id": "org-1"}
+	for k, v := range want {
+		if first[k] != v {
+			t.Errorf("%s = %v, want %v", k, first[k], v)
+		}
+	}
+	if ts, _ := first["time"].(string); !strings.HasSuffix(ts, "Z") || len(ts) != len("2006-01-02T15:04:05.000Z") {
+		t.Errorf("time %q", first["time"])
+	}
+	var second map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil || second["route"] != "unmatched" || second["status"] != 404.0 {
+		t.Fatalf("second line %q: %v", lines[1], err)
+	}
+}

@@ -55,7 +55,8 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 		if err != nil {
 			return nil, err
 		}
-		svc := &app.Service{Orgs: orgs, Credentials: creds, Tokens: authn.NewStore(rdb)}
+		tokens := authn.NewStore(rdb)
+		svc := &app.Service{Orgs: orgs, Credentials: creds, Tokens: tokens}
 		n, err := svc.SyncTokens(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("synchronise credential sets to Redis: %w", err)
@@ -77,6 +78,7 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 			},
 			Closers: []func(context.Context) error{
 				func(context.Context) error { return writer.Close() },
+				func(context.Context) error { return tokens.Close() },
 				func(context.Context) error { return rdb.Close() },
 				client.Disconnect,
 			},

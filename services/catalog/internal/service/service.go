@@ -47,8 +47,9 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 		if _, err := published.Reload(ctx, listings); err != nil {
 			return nil, fmt.Errorf("load published listings: %w", err)
 		}
+		store := authn.NewStore(rdb)
 		e := rt.HTTP(nil)
-		ports.Routes(e, authn.Middleware(authn.NewStore(rdb)), published)
+		ports.Routes(e, authn.Middleware(store), published)
 		return &bootstrap.App{
 			API: e,
 			Ready: map[string]func(context.Context) error{
@@ -59,6 +60,7 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 				func(ctx context.Context) error { return reloadLoop(ctx, rt, published, listings, cfg.ViewReload) },
 			},
 			Closers: []func(context.Context) error{
+				func(context.Context) error { return store.Close() },
 				func(context.Context) error { return rdb.Close() },
 				client.Disconnect,
 			},
