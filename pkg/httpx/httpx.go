@@ -8,8 +8,8 @@ package httpx
 
 import (
 	"crypto/rand"
-	"io"
 	"encoding/hex"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
