@@ -4,6 +4,10 @@ import (
 	"context"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"quarters.dev/pkg/httpx"
 )
 
 // BenchmarkMiddlewareBearer measures one authenticated request through the
@@ -40,5 +44,44 @@ func BenchmarkMiddlewareBasic(b *testing.B) {
 		if w.Code != 200 {
 			b.Fatal(w.Code)
 		}
+	}
+}
+
+// BenchmarkMiddlewareBearerParallel is the same under concurrency, where the
+// store batches the reads of concurrent requests into pipelines.
+func BenchmarkMiddlewareBearerParallel(b *testing.B) {
+	s := NewStore(testRedis(b))
+	defer s.Close()
+	id, sec := newCredential(b, s, "org-bench")
+	p, _ := s.VerifySecret(context.Background(), id, sec)
+	tok, _ := s.Mint(context.Background(), p)
+	h := router(s)
+	b.ReportAllocs()
+	b.SetParallelism(25) // 50 goroutines on 2 CPUs, as in the load runs
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequest("GET", "/me", nil)
+			req.Header.Set("Authorization", "Bearer "+tok)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != 200 {
+				b.Error(w.Code)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkRouterWithoutAuthentication is the baseline: the same request
+// through the same router, without the middleware.
+func BenchmarkRouterWithoutAuthentication(b *testing.B) {
+	e := httpx.New(httpx.Options{})
+	e.GET("/me", func(c *gin.Context) { c.JSON(200, gin.H{"org": "org-bench", "client": "x"}) })
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("GET", "/me", nil)
+		req.Header.Set("Authorization", "Bearer x")
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, req)
 	}
 }

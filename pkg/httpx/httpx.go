@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -202,11 +203,68 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inflight prometheus.Gauge
+
+	// The children of the vectors per route, looked up once: resolving
+	// label values hashes them on every call.
+	mu     sync.RWMutex
+	routes map[routeKey]*routeMetrics
+}
+
+type routeKey struct{ method, route string }
+
+// methodLabel keeps the method label's values few: a client may send any
+// method name.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "OTHER"
+}
+
+type routeMetrics struct {
+	duration prometheus.Observer
+	mu       sync.RWMutex
+	codes    map[int]prometheus.Counter
+}
+
+func (m *metrics) route(method, route string) *routeMetrics {
+	k := routeKey{method, route}
+	m.mu.RLock()
+	rm := m.routes[k]
+	m.mu.RUnlock()
+	if rm != nil {
+		return rm
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rm = m.routes[k]; rm == nil {
+		rm = &routeMetrics{duration: m.duration.WithLabelValues(method, route), codes: map[int]prometheus.Counter{}}
+		m.routes[k] = rm
+	}
+	return rm
+}
+
+func (m *metrics) observe(method, route string, status int, elapsed time.Duration) {
+	rm := m.route(method, route)
+	rm.duration.Observe(elapsed.Seconds())
+	rm.mu.RLock()
+	c := rm.codes[status]
+	rm.mu.RUnlock()
+	if c == nil {
+		c = m.requests.WithLabelValues(method, route, strconv.Itoa(status))
+		rm.mu.Lock()
+		rm.codes[status] = c
+		rm.mu.Unlock()
+	}
+	c.Inc()
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	f := promauto.With(reg)
 	return &metrics{
+		routes: map[routeKey]*routeMetrics{},
 		requests: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "quarters_http_requests_total",
 			Help: "HTTP requests served, by method, route template and status code.",
@@ -252,8 +310,7 @@ func instrument(access *accessLog, m *metrics, tp trace.TracerProvider) gin.Hand
 		status := c.Writer.Status()
 		elapsed := time.Since(start)
 		m.inflight.Dec()
-		m.requests.WithLabelValues(r.Method, route, strconv.Itoa(status)).Inc()
-		m.duration.WithLabelValues(r.Method, route).Observe(elapsed.Seconds())
+		m.observe(methodLabel(r.Method), route, status, elapsed)
 		sc := span.SpanContext()
 		if span.IsRecording() {
 			span.SetAttributes(attribute.Int("http.response.status_code", status), attribute.String("http.route", route))

@@ -221,3 +221,18 @@ func TestAccessLogLinesAreJSON(t *testing.T) {
 		t.Fatalf("second line %q: %v", lines[1], err)
 	}
 }
+
+func TestMetricsDoNotGrowWithMadeUpMethods(t *testing.T) {
+	t.Parallel()
+	e, reg := testEngine(t)
+	do(e, "FROB", "/ok", "")
+	do(e, "BLORT", "/ok", "")
+	want := `
+# HELP quarters_http_requests_total HTTP requests served, by method, route template and status code.
+# TYPE quarters_http_requests_total counter
+quarters_http_requests_total{code="404",method="OTHER",route="unmatched"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "quarters_http_requests_total"); err != nil {
+		t.Fatal(err)
+	}
+}
