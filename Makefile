@@ -50,11 +50,12 @@ lint: ## gofmt, go vet of every module, buf lint of proto-events
 proto: ## Generate the event code from proto-events with buf
 	cd proto-events && go tool buf generate
 
-bench: ## Go benchmarks of every module, then the ingress load benchmark (wrk, nginx)
+bench: ## Go benchmarks of every module, then the load benchmarks of the catalog and the ingress (wrk, nginx)
 	@failed=(); \
 	for dir in $(CODE_MODULES); do \
 		echo "==> $${dir#$(CURDIR)/}"; \
 		(cd "$$dir" && go test -run='^$$' -bench=. -benchmem ./...) || failed+=("$${dir#$(CURDIR)/}"); \
 	done; \
 	if (( $${#failed[@]} )); then echo "FAILED: $${failed[*]}"; exit 1; fi
+	tools/devstack/bench/catalog.sh
 	tools/devstack/bench/ingress.sh
