@@ -88,7 +88,8 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 			return err
 		}
 	}
-	for attempt := 0; ; attempt++ {
+	renewed := false
+	for {
 		c.mu.Lock()
 		token := c.token
 		c.mu.Unlock()
@@ -107,7 +108,8 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		}
 		req.Header.Set("Authorization", "Bearer "+token)
 		err = c.send(req, out)
-		if e, ok := err.(*Error); ok && e.Status == http.StatusUnauthorized && attempt == 0 {
+		if e, ok := err.(*Error); ok && e.Status == http.StatusUnauthorized && !renewed {
+			renewed = true
 			c.mu.Lock()
 			if c.token == token {
 				c.token = ""
