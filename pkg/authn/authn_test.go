@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,29 +16,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"quarters.dev/pkg/httpx"
+	"quarters.dev/pkg/testenv"
 )
 
-// testRedis connects to the Redis of QUARTERS_TEST_REDIS_URL (default the
-// local one on 6379), or an embedded one when none answers.
-func testRedis(tb testing.TB) redis.UniversalClient {
-	tb.Helper()
-	url := os.Getenv("QUARTERS_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		tb.Logf("no Redis at %s (%v); using an embedded one", url, err)
-		mr := miniredis.RunT(tb)
-		rdb = redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	}
-	tb.Cleanup(func() { rdb.Close() })
-	return rdb
-}
+func testRedis(tb testing.TB) redis.UniversalClient { return testenv.Redis(tb) }
 
 func newCredential(t testing.TB, s *Store, org string) (id, secret string) {
 	t.Helper()

@@ -260,3 +260,12 @@ func Extract(ctx context.Context, prop propagation.TextMapPropagator, msg kafka.
 	headers := msg.Headers
 	return prop.Extract(ctx, HeaderCarrier{Headers: &headers})
 }
+
+// Config is the Kafka part of a service's configuration.
+type Config struct {
+	Brokers     []string `env:"QUARTERS_KAFKA_BROKERS" required:"true"`
+	TopicPrefix string   `env:"QUARTERS_KAFKA_TOPIC_PREFIX" default:"quarters."`
+}
+
+// Topic returns the full name of the topic of an aggregate kind ("orgs").
+func (c Config) Topic(kind string) string { return c.TopicPrefix + kind }

@@ -177,3 +177,24 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
+
+// Config is the MongoDB part of a service's configuration.
+type Config struct {
+	URI string `env:"QUARTERS_MONGO_URI" required:"true"`
+	// Database defaults to DefaultDatabase of the service.
+	Database string `env:"QUARTERS_MONGO_DATABASE"`
+}
+
+// DatabaseFor returns the configured database, or the service's default one.
+func (c Config) DatabaseFor(service string) string {
+	if c.Database != "" {
+		return c.Database
+	}
+	return DefaultDatabase(service)
+}
+
+// DefaultDatabase is the database a service owns unless configured otherwise:
+// "quarters_" and the service name, dashes turned to underscores.
+func DefaultDatabase(service string) string {
+	return "quarters_" + strings.ReplaceAll(service, "-", "_")
+}

@@ -20,12 +20,10 @@ import (
 
 // Config is the auth service's configuration.
 type Config struct {
-	extredis.Config
-	MongoURI      string   `env:"QUARTERS_MONGO_URI" required:"true"`
-	MongoDatabase string   `env:"QUARTERS_MONGO_DATABASE" default:"quarters_auth"`
-	KafkaBrokers  []string `env:"QUARTERS_KAFKA_BROKERS" required:"true"`
-	TopicPrefix   string   `env:"QUARTERS_KAFKA_TOPIC_PREFIX" default:"quarters."`
-	AdminToken    string   `env:"QUARTERS_ADMIN_TOKEN" required:"true"`
+	Mongo      extmongo.Config
+	Redis      extredis.Config
+	Kafka      extkafka.Config
+	AdminToken string `env:"QUARTERS_ADMIN_TOKEN" required:"true"`
 	// CredentialSync is how often Redis is re-synchronised with the
 	// credential sets in MongoDB.
 	CredentialSync time.Duration `env:"QUARTERS_CREDENTIAL_SYNC_INTERVAL" default:"1m"`
@@ -34,19 +32,19 @@ type Config struct {
 // Build connects the auth service's stores and returns the service.
 func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*bootstrap.App, error) {
 	return func(ctx context.Context, rt *bootstrap.Runtime) (*bootstrap.App, error) {
-		client, db, err := extmongo.Connect(ctx, cfg.MongoURI, cfg.MongoDatabase)
+		client, db, err := extmongo.Connect(ctx, cfg.Mongo.URI, cfg.Mongo.DatabaseFor(rt.Name))
 		if err != nil {
 			return nil, err
 		}
-		rdb, err := extredis.Connect(ctx, cfg.URL)
+		rdb, err := extredis.Connect(ctx, cfg.Redis.URL)
 		if err != nil {
 			return nil, err
 		}
-		orgTopic := cfg.TopicPrefix + "orgs"
-		if err := extkafka.EnsureTopics(ctx, cfg.KafkaBrokers, extkafka.TopicSpec{Name: orgTopic, Partitions: 4}); err != nil {
+		orgTopic := cfg.Kafka.Topic("orgs")
+		if err := extkafka.EnsureTopics(ctx, cfg.Kafka.Brokers, extkafka.TopicSpec{Name: orgTopic, Partitions: 4}); err != nil {
 			return nil, fmt.Errorf("prepare topics: %w", err)
 		}
-		writer := extkafka.NewWriter(cfg.KafkaBrokers)
+		writer := extkafka.NewWriter(cfg.Kafka.Brokers)
 
 		relay := outbox.NewRelay(writer, outbox.Config{Logger: rt.Log, Registerer: rt.Registry},
 			adapters.OrgCollection(db))
@@ -70,7 +68,7 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 			Ready: map[string]func(context.Context) error{
 				"mongodb": extmongo.Check(db),
 				"redis":   extredis.Check(rdb),
-				"kafka":   extkafka.Check(cfg.KafkaBrokers),
+				"kafka":   extkafka.Check(cfg.Kafka.Brokers),
 			},
 			Workers: []func(context.Context) error{
 				relay.Run,

@@ -35,11 +35,10 @@ func start(t *testing.T) *harness {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	k := testenv.Kafka(t)
-	cfg := &service.Config{
-		MongoURI: testenv.MongoURI(t), MongoDatabase: "auth_test",
-		KafkaBrokers: k.Brokers, TopicPrefix: "quarters.", AdminToken: adminToken,
-	}
-	cfg.URL = testenv.RedisURL(t)
+	cfg := &service.Config{AdminToken: adminToken}
+	cfg.Mongo.URI = testenv.MongoURI(t)
+	cfg.Kafka.Brokers, cfg.Kafka.TopicPrefix = k.Brokers, "quarters."
+	cfg.Redis.URL = testenv.RedisURL(t)
 	rt := &bootstrap.Runtime{Name: "auth", Log: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()}
 	app, err := service.Build(cfg)(ctx, rt)
 	if err != nil {
@@ -295,7 +294,7 @@ func TestOrgEventsArePublishedWithFullState(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	reader := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: h.cfg.KafkaBrokers, Topic: "quarters.orgs", GroupID: "test-" + id,
+		Brokers: h.cfg.Kafka.Brokers, Topic: "quarters.orgs", GroupID: "test-" + id,
 		StartOffset: kafka.FirstOffset, MaxWait: 200 * time.Millisecond,
 	})
 	defer reader.Close()

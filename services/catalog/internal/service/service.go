@@ -17,9 +17,8 @@ import (
 
 // Config is the catalog's configuration.
 type Config struct {
-	extredis.Config
-	MongoURI      string `env:"QUARTERS_MONGO_URI" required:"true"`
-	MongoDatabase string `env:"QUARTERS_MONGO_DATABASE" default:"quarters_catalog"`
+	Mongo extmongo.Config
+	Redis extredis.Config
 	// ViewReload is how often the in-memory view of published listings is
 	// rebuilt from MongoDB, as a safety net behind the write-through.
 	ViewReload time.Duration `env:"QUARTERS_CATALOG_VIEW_RELOAD_INTERVAL" default:"30s"`
@@ -28,11 +27,11 @@ type Config struct {
 // Build connects the catalog's stores and returns the service.
 func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*bootstrap.App, error) {
 	return func(ctx context.Context, rt *bootstrap.Runtime) (*bootstrap.App, error) {
-		client, db, err := extmongo.Connect(ctx, cfg.MongoURI, cfg.MongoDatabase)
+		client, db, err := extmongo.Connect(ctx, cfg.Mongo.URI, cfg.Mongo.DatabaseFor(rt.Name))
 		if err != nil {
 			return nil, err
 		}
-		rdb, err := extredis.Connect(ctx, cfg.URL)
+		rdb, err := extredis.Connect(ctx, cfg.Redis.URL)
 		if err != nil {
 			return nil, err
 		}

@@ -25,11 +25,12 @@ func TestListingsAreScopedToTheCallersOrgAndSortedByNickname(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := &service.Config{MongoURI: testenv.MongoURI(t), MongoDatabase: "catalog_test", ViewReload: 100 * time.Millisecond}
-	cfg.URL = testenv.RedisURL(t)
+	cfg := &service.Config{ViewReload: 100 * time.Millisecond}
+	cfg.Mongo.URI = testenv.MongoURI(t)
+	cfg.Redis.URL = testenv.RedisURL(t)
 
 	// Two orgs' snapshots, written the way publishing stores them.
-	_, db, err := extmongo.Connect(ctx, cfg.MongoURI, cfg.MongoDatabase)
+	_, db, err := extmongo.Connect(ctx, cfg.Mongo.URI, cfg.Mongo.DatabaseFor("catalog"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestListingsAreScopedToTheCallersOrgAndSortedByNickname(t *testing.T) {
 		defer c(context.Background())
 	}
 
-	rdb, err := extredis.Connect(ctx, cfg.URL)
+	rdb, err := extredis.Connect(ctx, cfg.Redis.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
