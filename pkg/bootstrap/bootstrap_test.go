@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -118,5 +119,51 @@ func TestRunRefusesBadConfiguration(t *testing.T) {
 	code := Run("test", &svcConfig{}, func(context.Context, *Runtime) (*App, error) { built = true; return &App{}, nil })
 	if code != 2 || built {
 		t.Fatalf("code %d, built %v", code, built)
+	}
+}
+
+func TestTracesAreExportedWhenAnEndpointIsSet(t *testing.T) {
+	var exported atomic.Int32
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/traces" {
+			if b, _ := io.ReadAll(r.Body); len(b) > 0 {
+				exported.Add(1)
+			}
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer collector.Close()
+	api, ops := freeAddr(t), freeAddr(t)
+	t.Setenv("QUARTERS_HTTP_ADDR", api)
+	t.Setenv("QUARTERS_OPS_ADDR", ops)
+	t.Setenv("QUARTERS_LOG_LEVEL", "error")
+	t.Setenv("QUARTERS_OTLP_ENDPOINT", strings.TrimPrefix(collector.URL, "http://"))
+	code := make(chan int, 1)
+	go func() {
+		code <- Run("traced", nil, func(ctx context.Context, rt *Runtime) (*App, error) {
+			e := rt.HTTP(nil)
+			e.GET("/api/v1/ping", func(c *gin.Context) { c.Status(204) })
+			return &App{API: e}, nil
+		})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if s, _ := get("http://" + api + "/api/v1/ping"); s == 204 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never served")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-code; c != 0 {
+		t.Fatalf("exit code %d", c)
+	}
+	// Stopping flushes the batch of spans to the collector.
+	if exported.Load() == 0 {
+		t.Fatal("no spans reached the OTLP endpoint")
 	}
 }

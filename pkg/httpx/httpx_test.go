@@ -236,3 +236,14 @@ quarters_http_requests_total{code="404",method="OTHER",route="unmatched"} 2
 		t.Fatal(err)
 	}
 }
+
+func TestIncomingTraceIsCarriedIntoTheAccessLog(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	e := New(Options{AccessLog: &out})
+	e.GET("/ok", func(c *gin.Context) { c.Status(204) })
+	do(e, "GET", "/ok", "", "Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	if !strings.Contains(out.String(), `"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"`) {
+		t.Fatalf("access log without the incoming trace id: %s", out.String())
+	}
+}
