@@ -52,7 +52,7 @@ func Error(c *gin.Context, err error) {
 	e := apperr.As(err)
 	status := Status(e.Code)
 	if status >= 500 {
-		logFrom(c).ErrorContext(c.Request.Context(), "request failed",
+		Logger(c).ErrorContext(c.Request.Context(), "request failed",
 			slog.String("error", err.Error()), slog.String("request_id", RequestID(c)),
 			slog.String("path", c.Request.URL.Path))
 	}
@@ -66,6 +66,7 @@ func Error(c *gin.Context, err error) {
 	c.AbortWithStatusJSON(status, Body{Error: string(e.Code), Message: e.Message})
 }
 
-func logFrom(c *gin.Context) *slog.Logger { return info(c).log }
+// Logger returns the process logger of the request being served.
+func Logger(c *gin.Context) *slog.Logger { return info(c).log }
 
 func stack() string { return string(debug.Stack()) }

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"quarters.dev/pkg/authn"
+	"quarters.dev/pkg/httpx"
 	"quarters.dev/services/auth/internal/app"
 )
 
@@ -78,7 +79,8 @@ func issue(c *gin.Context, svc *app.Service, req tokenRequest) (string, *tokenEr
 	case errors.Is(err, app.ErrInvalidClient), errors.Is(err, authn.ErrUnauthenticated):
 		return "", errInvalidClient
 	default:
-		slog.ErrorContext(c.Request.Context(), "token exchange failed", "error", err)
+		httpx.Logger(c).ErrorContext(c.Request.Context(), "token exchange failed",
+			slog.String("error", err.Error()), slog.String("request_id", httpx.RequestID(c)))
 		return "", &tokenError{http.StatusServiceUnavailable, "temporarily_unavailable",
 			"Tokens cannot be issued right now. Retry shortly."}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 	"google.golang.org/protobuf/proto"
@@ -30,7 +31,9 @@ type harness struct {
 	cfg *service.Config
 }
 
-func start(t *testing.T) *harness {
+func start(t *testing.T) *harness { return startWithRedis(t, testenv.RedisURL(t)) }
+
+func startWithRedis(t *testing.T, redisURL string) *harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -38,7 +41,7 @@ func start(t *testing.T) *harness {
 	cfg := &service.Config{AdminToken: adminToken}
 	cfg.Mongo.URI = testenv.MongoURI(t)
 	cfg.Kafka.Brokers, cfg.Kafka.TopicPrefix = k.Brokers, "quarters."
-	cfg.Redis.URL = testenv.RedisURL(t)
+	cfg.Redis.URL = redisURL
 	rt := &bootstrap.Runtime{Name: "auth", Log: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()}
 	app, err := service.Build(cfg)(ctx, rt)
 	if err != nil {
@@ -343,5 +346,35 @@ func TestTokenExchangeRestoresASetRedisLost(t *testing.T) {
 	}
 	if n, _ := rdb.Exists(context.Background(), "quarters:cred:{"+id+"}").Result(); n != 1 {
 		t.Fatal("the set was not written back to Redis")
+	}
+}
+
+func TestRedisOutageFailsClosedAndRevocationCanBeRetried(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	h := startWithRedis(t, "redis://"+mr.Addr()+"/0")
+	org, id, secret := h.newOrgWithCredential("Outage")
+	mint := func() resp {
+		return h.do("POST", "/api/v1/oauth2/token", "application/x-www-form-urlencoded",
+			"grant_type=client_credentials&client_id="+id+"&client_secret="+secret)
+	}
+	if r := mint(); r.status != 200 {
+		t.Fatalf("mint: %d %s", r.status, r.raw)
+	}
+	mr.SetError("LOADING Redis is loading the dataset in memory")
+	if r := mint(); r.status != 503 || r.body["error"] != "temporarily_unavailable" || r.header.Get("Pragma") != "no-cache" {
+		t.Fatalf("mint with Redis failing: %d %s", r.status, r.raw)
+	}
+	if r := h.admin("DELETE", "/orgs/"+org+"/credentials/"+id, ""); r.status != 503 || r.body["error"] != "service_unavailable" {
+		t.Fatalf("revoke with Redis failing: %d %s", r.status, r.raw)
+	}
+	mr.SetError("")
+	// The set is already revoked in the record; repeating the call applies
+	// the revocation to Redis too.
+	if r := h.admin("DELETE", "/orgs/"+org+"/credentials/"+id, ""); r.status != 204 {
+		t.Fatalf("revoke retried: %d %s", r.status, r.raw)
+	}
+	if r := mint(); r.status != 401 || r.body["error"] != "invalid_client" {
+		t.Fatalf("mint after revocation: %d %s", r.status, r.raw)
 	}
 }
