@@ -20,6 +20,7 @@ help: ## List the targets
 
 run: ## Start the whole product locally: ingress on $QUARTERS_LISTEN (127.0.0.1:8080), data in $QUARTERS_DATA_DIR
 	@mkdir -p "$(QUARTERS_DATA_DIR)/bin"
+	@echo "building the dev stack (the first build downloads and compiles its dependencies: a few minutes)"
 	@go build -o "$(QUARTERS_DATA_DIR)/bin/devstack" ./tools/devstack
 	@exec "$(QUARTERS_DATA_DIR)/bin/devstack"
 
