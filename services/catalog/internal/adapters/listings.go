@@ -30,9 +30,6 @@ func NewListings(ctx context.Context, db *mongo.Database) (*Listings, error) {
 	return &Listings{coll: coll}, nil
 }
 
-// Collection exposes the collection to tests and to the writer side.
-func (r *Listings) Collection() *mongo.Collection { return r.coll }
-
 // All returns every published listing.
 func (r *Listings) All(ctx context.Context) ([]domain.Listing, error) {
 	cur, err := r.coll.Find(ctx, bson.D{})

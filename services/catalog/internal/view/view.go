@@ -30,9 +30,8 @@ type View struct {
 }
 
 type org struct {
-	byID   map[string]domain.Listing
-	sorted []domain.Listing
-	body   []byte
+	byID map[string]domain.Listing
+	body []byte
 }
 
 // New returns an empty view.
@@ -132,7 +131,7 @@ func (v *View) build(byID map[string]domain.Listing) (*org, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &org{byID: byID, sorted: sorted, body: body}, nil
+	return &org{byID: byID, body: body}, nil
 }
 
 // Source reads every published listing from the record.
