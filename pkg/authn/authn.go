@@ -202,6 +202,3 @@ func wellFormedToken(t string) bool {
 	}
 	return true
 }
-
-// Ping checks that Redis answers, for readiness.
-func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
