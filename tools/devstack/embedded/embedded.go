@@ -18,6 +18,8 @@ import (
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"quarters.dev/tools/devstack/freeport"
 )
 
 var newMu sync.Mutex
@@ -47,7 +49,7 @@ func StartMongo(ctx context.Context, dir, addr string, log *slog.Logger) (*Mongo
 		addr = "127.0.0.1:0"
 	}
 	if _, port, _ := net.SplitHostPort(addr); port == "0" {
-		addr, err = freeAddr()
+		addr, err = freeport.Addr()
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +108,7 @@ func StartKafka(addr, dataDir string) (*Kafka, error) {
 		port, _ = strconv.Atoi(p)
 	}
 	if port == 0 {
-		a, err := freeAddr()
+		a, err := freeport.Addr()
 		if err != nil {
 			return nil, err
 		}
@@ -132,15 +134,6 @@ func (k *Kafka) Cluster() *kfake.Cluster { return k.cluster }
 
 // Stop closes the broker.
 func (k *Kafka) Stop() { k.cluster.Close() }
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("pick a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
 
 func waitTCP(ctx context.Context, addr string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"quarters.dev/tools/devstack/freeport"
 )
 
 // Spec says how to get and run one service.
@@ -168,25 +169,15 @@ type Supervisor struct {
 
 var client = &http.Client{Timeout: 2 * time.Second}
 
-// FreeAddr returns a loopback address with a port that was free a moment ago.
-func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("pick a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 // Start runs spec.Binary with the parent's environment, then env, then
 // spec.Env, plus QUARTERS_HTTP_ADDR and QUARTERS_OPS_ADDR on free ports. Its
 // output goes to LogDir/<name>.log.
 func (s *Supervisor) Start(spec Spec, env []string) (*Process, error) {
-	api, err := FreeAddr()
+	api, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
-	ops, err := FreeAddr()
+	ops, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
