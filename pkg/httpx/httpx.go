@@ -85,9 +85,10 @@ func New(o Options) *gin.Engine {
 	return e
 }
 
+// accessLog is nil when no access log is wanted, so no line is formatted.
 func (o Options) accessLog() *accessLog {
 	if o.AccessLog == nil {
-		return newAccessLog(io.Discard, o.Service)
+		return nil
 	}
 	return newAccessLog(o.AccessLog, o.Service)
 }
@@ -319,6 +320,9 @@ func instrument(access *accessLog, m *metrics, tp trace.TracerProvider) gin.Hand
 			}
 		}
 		span.End()
+		if access == nil {
+			return
+		}
 		ri := info(c)
 		traceID := ""
 		if sc.HasTraceID() {
