@@ -66,6 +66,15 @@ type orgInput struct {
 	InquiryDailyLimit json.RawMessage `json:"inquiryDailyLimit"`
 }
 
+// decodeOrg reads an org body into the settings it changes.
+func decodeOrg(c *gin.Context) (domain.OrgChanges, error) {
+	var in orgInput
+	if err := httpx.DecodeJSON(c, &in); err != nil {
+		return domain.OrgChanges{}, err
+	}
+	return in.changes()
+}
+
 func (in orgInput) changes() (domain.OrgChanges, error) {
 	c := domain.OrgChanges{Name: in.Name, ContractProvider: in.ContractProvider}
 	if raw := strings.TrimSpace(string(in.InquiryDailyLimit)); raw != "" && raw != "null" {
@@ -79,12 +88,7 @@ func (in orgInput) changes() (domain.OrgChanges, error) {
 }
 
 func (h *admin) createOrg(c *gin.Context) {
-	var in orgInput
-	if err := httpx.DecodeJSON(c, &in); err != nil {
-		httpx.Error(c, err)
-		return
-	}
-	changes, err := in.changes()
+	changes, err := decodeOrg(c)
 	if err != nil {
 		httpx.Error(c, err)
 		return
@@ -107,12 +111,7 @@ func (h *admin) getOrg(c *gin.Context) {
 }
 
 func (h *admin) updateOrg(c *gin.Context) {
-	var in orgInput
-	if err := httpx.DecodeJSON(c, &in); err != nil {
-		httpx.Error(c, err)
-		return
-	}
-	changes, err := in.changes()
+	changes, err := decodeOrg(c)
 	if err != nil {
 		httpx.Error(c, err)
 		return
