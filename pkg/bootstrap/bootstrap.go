@@ -7,7 +7,6 @@ package bootstrap
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +35,7 @@ import (
 
 	"quarters.dev/pkg/config"
 	"quarters.dev/pkg/httpx"
+	"quarters.dev/pkg/jsonresp"
 )
 
 // Base is the configuration every service shares.
@@ -111,7 +111,9 @@ func Run(name string, cfg any, build func(ctx context.Context, rt *Runtime) (*Ap
 	}
 	logOut := newLogBuffer(os.Stderr)
 	defer logOut.Close()
-	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level})).With("service", name)
+	// Only the access log is batched; the process's own lines are written
+	// at once.
+	log := slog.New(slog.NewJSONHandler(writeThrough{logOut}, &slog.HandlerOptions{Level: level})).With("service", name)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -264,7 +266,7 @@ func (o *opsServer) setReady(checks map[string]func(context.Context) error) {
 func (o *opsServer) handler(reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+		jsonresp.Write(w, http.StatusOK, map[string]any{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", o.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
@@ -278,7 +280,7 @@ func (o *opsServer) handler(reg *prometheus.Registry) http.Handler {
 func (o *opsServer) readyz(w http.ResponseWriter, r *http.Request) {
 	p := o.checks.Load()
 	if p == nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "starting"})
+		jsonresp.Write(w, http.StatusServiceUnavailable, map[string]any{"status": "starting"})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -303,17 +305,10 @@ func (o *opsServer) readyz(w http.ResponseWriter, r *http.Request) {
 	wg.Wait()
 	if !ok {
 		o.log.Warn("not ready", "checks", results)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "checks": results})
+		jsonresp.Write(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "checks": results})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": results})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	jsonresp.Write(w, http.StatusOK, map[string]any{"status": "ready", "checks": results})
 }
 
 func parseLevel(s string) (slog.Level, error) {

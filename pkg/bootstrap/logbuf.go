@@ -6,10 +6,15 @@ import (
 	"time"
 )
 
-// logBuffer batches log lines into few writes: a write system call per access
-// log line costs a busy service a tenth of its CPU. Lines wait at most
+// logBuffer batches access log lines into few writes: a write system call per
+// access log line costs a busy service a tenth of its CPU. Lines wait at most
 // flushEvery, the buffer is written early when it fills, and Close writes the
 // rest, so a stopping service loses nothing.
+//
+// Every other log line (warnings and errors above all) goes through
+// WriteThrough, which writes it at once, after the access lines waiting
+// before it: a process that crashes right after logging why still leaves
+// that line behind, and the lines stay in order.
 type logBuffer struct {
 	mu   sync.Mutex
 	w    io.Writer
@@ -41,6 +46,24 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 	b.buf = append(b.buf, p...)
 	return len(p), nil
 }
+
+// WriteThrough writes p at once, together with the lines still waiting.
+func (b *logBuffer) WriteThrough(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.buf)+len(p) <= logBufferSize {
+		b.buf = append(b.buf, p...)
+		b.flushLocked()
+		return len(p), nil
+	}
+	b.flushLocked()
+	return b.w.Write(p)
+}
+
+// writeThrough is the io.Writer of the process's own log lines.
+type writeThrough struct{ b *logBuffer }
+
+func (w writeThrough) Write(p []byte) (int, error) { return w.b.WriteThrough(p) }
 
 func (b *logBuffer) flushLocked() {
 	if len(b.buf) == 0 {

@@ -12,17 +12,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/segmentio/kafka-go"
 	"go.opentelemetry.io/otel/trace"
-	"quarters.dev/tools/devstack/embedded"
+
+	"quarters.dev/pkg/testenv"
 )
 
-func startKafka(t *testing.T) *embedded.Kafka {
+// testKafka is the shared test broker with a topic prefix of this test's own.
+type testKafka struct {
+	Brokers []string
+	P       string
+}
+
+func startKafka(t *testing.T) testKafka {
 	t.Helper()
-	k, err := embedded.StartKafka("", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(k.Stop)
-	return k
+	return testKafka{Brokers: testenv.KafkaBrokers(t), P: testenv.TopicPrefix(t)}
 }
 
 func TestEnsureTopicsAndKeyedOrder(t *testing.T) {
@@ -31,13 +33,13 @@ func TestEnsureTopicsAndKeyedOrder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	specs := []TopicSpec{{Name: "quarters.orgs", Partitions: 3}, {Name: "quarters.listings", Partitions: 2}}
+	specs := []TopicSpec{{Name: k.P + "orgs", Partitions: 3}, {Name: k.P + "listings", Partitions: 2}}
 	for range 2 { // a restart finds the topics in place
 		if err := EnsureTopics(ctx, k.Brokers, specs...); err != nil {
 			t.Fatalf("ensure topics: %v", err)
 		}
 	}
-	meta, err := (&kafka.Client{Addr: kafka.TCP(k.Brokers...)}).Metadata(ctx, &kafka.MetadataRequest{Topics: []string{"quarters.orgs", "quarters.listings"}})
+	meta, err := (&kafka.Client{Addr: kafka.TCP(k.Brokers...)}).Metadata(ctx, &kafka.MetadataRequest{Topics: []string{k.P + "orgs", k.P + "listings"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestEnsureTopicsAndKeyedOrder(t *testing.T) {
 	for _, tp := range meta.Topics {
 		partitions[tp.Name] = len(tp.Partitions)
 	}
-	if partitions["quarters.orgs"] != 3 || partitions["quarters.listings"] != 2 {
+	if partitions[k.P+"orgs"] != 3 || partitions[k.P+"listings"] != 2 {
 		t.Fatalf("partitions %v, want orgs 3 and listings 2", partitions)
 	}
 	if err := EnsureTopics(ctx, k.Brokers, TopicSpec{Name: "x"}); err == nil {
@@ -57,7 +59,7 @@ func TestEnsureTopicsAndKeyedOrder(t *testing.T) {
 	const n = 20
 	var msgs []kafka.Message
 	for i := range n {
-		msgs = append(msgs, kafka.Message{Topic: "quarters.orgs", Key: []byte("org-1"), Value: fmt.Appendf(nil, "%d", i)})
+		msgs = append(msgs, kafka.Message{Topic: k.P + "orgs", Key: []byte("org-1"), Value: fmt.Appendf(nil, "%d", i)})
 	}
 	if err := w.WriteMessages(ctx, msgs...); err != nil {
 		t.Fatalf("write: %v", err)
@@ -67,8 +69,8 @@ func TestEnsureTopicsAndKeyedOrder(t *testing.T) {
 	var got []string
 	partitionSeen := -1
 	for p := range 3 {
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: k.Brokers, Topic: "quarters.orgs", Partition: p, MaxWait: 100 * time.Millisecond})
-		conn, err := kafka.DialLeader(ctx, "tcp", k.Brokers[0], "quarters.orgs", p)
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: k.Brokers, Topic: k.P + "orgs", Partition: p, MaxWait: 100 * time.Millisecond})
+		conn, err := kafka.DialLeader(ctx, "tcp", k.Brokers[0], k.P+"orgs", p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,11 +107,13 @@ func TestCheck(t *testing.T) {
 	k := startKafka(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	check := Check(k.Brokers)
+	// The shared broker is reached through a proxy that this test can cut.
+	broker := testenv.NewProxy(t, k.Brokers[0])
+	check := Check([]string{broker.Addr})
 	if err := check(ctx); err != nil {
 		t.Fatalf("check with the broker up: %v", err)
 	}
-	k.Stop()
+	broker.Cut()
 	downCtx, downCancel := context.WithTimeout(ctx, 2*time.Second)
 	defer downCancel()
 	if err := check(downCtx); err == nil {
@@ -149,7 +153,7 @@ func TestConsumerRetriesThenCommitsAndPropagatesTrace(t *testing.T) {
 	k := startKafka(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	const topic = "quarters.reservations"
+	topic := k.P + "reservations"
 	if err := EnsureTopics(ctx, k.Brokers, TopicSpec{Name: topic, Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +179,7 @@ func TestConsumerRetriesThenCommitsAndPropagatesTrace(t *testing.T) {
 
 	reg := prometheus.NewRegistry()
 	rec := &recorder{failures: map[string]int{"b": 2}, traceIDs: map[string]trace.TraceID{}, done: make(chan struct{}), want: 3}
-	c := NewConsumer(k.Brokers, "projections", []string{topic}, rec.handle, nil, reg, WithRetryBackoff(10*time.Millisecond, 50*time.Millisecond))
+	c := NewConsumer(k.Brokers, k.P+"projections", []string{topic}, rec.handle, nil, reg, WithRetryBackoff(10*time.Millisecond, 50*time.Millisecond))
 	runCtx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- c.Run(runCtx) }()
@@ -198,13 +202,13 @@ func TestConsumerRetriesThenCommitsAndPropagatesTrace(t *testing.T) {
 	if rec.traceIDs["a"] != traceID {
 		t.Fatalf("handler saw trace %v, want %v", rec.traceIDs["a"], traceID)
 	}
-	if got := testutil.ToFloat64(c.metrics.handlerErrors.WithLabelValues("projections", topic)); got != 2 {
+	if got := testutil.ToFloat64(c.metrics.handlerErrors.WithLabelValues(k.P+"projections", topic)); got != 2 {
 		t.Errorf("handler errors = %v, want 2", got)
 	}
-	if got := testutil.ToFloat64(c.metrics.messages.WithLabelValues("projections", topic, "ok_after_retry")); got != 1 {
+	if got := testutil.ToFloat64(c.metrics.messages.WithLabelValues(k.P+"projections", topic, "ok_after_retry")); got != 1 {
 		t.Errorf("messages ok after retry = %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(c.metrics.lag.WithLabelValues("projections", topic, "0")); got != 0 {
+	if got := testutil.ToFloat64(c.metrics.lag.WithLabelValues(k.P+"projections", topic, "0")); got != 0 {
 		t.Errorf("lag = %v, want 0", got)
 	}
 
@@ -212,11 +216,15 @@ func TestConsumerRetriesThenCommitsAndPropagatesTrace(t *testing.T) {
 	// message whose handler never succeeds before shutdown stays uncommitted.
 	write("d")
 	rec2 := &recorder{failures: map[string]int{"d": 1 << 30}, traceIDs: map[string]trace.TraceID{}, done: make(chan struct{}), want: 1}
-	c2 := NewConsumer(k.Brokers, "projections", []string{topic}, rec2.handle, nil, reg, WithRetryBackoff(10*time.Millisecond, 50*time.Millisecond))
+	c2 := NewConsumer(k.Brokers, k.P+"projections", []string{topic}, rec2.handle, nil, reg, WithRetryBackoff(10*time.Millisecond, 50*time.Millisecond))
 	runCtx2, stop2 := context.WithCancel(ctx)
 	go func() { errc <- c2.Run(runCtx2) }()
 	deadline := time.Now().Add(30 * time.Second)
-	for testutil.ToFloat64(c2.metrics.handlerErrors.WithLabelValues("projections", topic)) < 5 && time.Now().Before(deadline) {
+	for testutil.ToFloat64(c2.metrics.handlerErrors.WithLabelValues(k.P+"projections", topic)) < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second member failed d %v times in 30 s, want at least 5 retries",
+				testutil.ToFloat64(c2.metrics.handlerErrors.WithLabelValues(k.P+"projections", topic)))
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	stop2()
@@ -228,7 +236,7 @@ func TestConsumerRetriesThenCommitsAndPropagatesTrace(t *testing.T) {
 	}
 
 	rec3 := &recorder{failures: map[string]int{}, traceIDs: map[string]trace.TraceID{}, done: make(chan struct{}), want: 1}
-	c3 := NewConsumer(k.Brokers, "projections", []string{topic}, rec3.handle, nil, reg)
+	c3 := NewConsumer(k.Brokers, k.P+"projections", []string{topic}, rec3.handle, nil, reg)
 	runCtx3, stop3 := context.WithCancel(ctx)
 	defer stop3()
 	go func() { errc <- c3.Run(runCtx3) }()
@@ -264,7 +272,7 @@ func TestConsumerReadsSeveralTopicsAndSurvivesAPanickingHandler(t *testing.T) {
 	k := startKafka(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	topics := []string{"quarters.listings", "quarters.agreements", "quarters.orgs"}
+	topics := []string{k.P + "listings", k.P + "agreements", k.P + "orgs"}
 	specs := make([]TopicSpec, 0, len(topics))
 	for _, name := range topics {
 		specs = append(specs, TopicSpec{Name: name, Partitions: 2})
@@ -299,7 +307,7 @@ func TestConsumerReadsSeveralTopicsAndSurvivesAPanickingHandler(t *testing.T) {
 		}
 		return nil
 	}
-	c := NewConsumer(k.Brokers, "bookings", topics, handler, nil, prometheus.NewRegistry(), WithRetryBackoff(10*time.Millisecond, 10*time.Millisecond))
+	c := NewConsumer(k.Brokers, k.P+"bookings", topics, handler, nil, prometheus.NewRegistry(), WithRetryBackoff(10*time.Millisecond, 10*time.Millisecond))
 	runCtx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- c.Run(runCtx) }()
@@ -314,9 +322,9 @@ func TestConsumerReadsSeveralTopicsAndSurvivesAPanickingHandler(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	if n := testutil.ToFloat64(c.metrics.messages.WithLabelValues("bookings", topics[0], "ok_after_retry")) +
-		testutil.ToFloat64(c.metrics.messages.WithLabelValues("bookings", topics[1], "ok_after_retry")) +
-		testutil.ToFloat64(c.metrics.messages.WithLabelValues("bookings", topics[2], "ok_after_retry")); n != 1 {
+	if n := testutil.ToFloat64(c.metrics.messages.WithLabelValues(k.P+"bookings", topics[0], "ok_after_retry")) +
+		testutil.ToFloat64(c.metrics.messages.WithLabelValues(k.P+"bookings", topics[1], "ok_after_retry")) +
+		testutil.ToFloat64(c.metrics.messages.WithLabelValues(k.P+"bookings", topics[2], "ok_after_retry")); n != 1 {
 		t.Errorf("%v messages succeeded after a retry, want the one whose handler panicked", n)
 	}
 }

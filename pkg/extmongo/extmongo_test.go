@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -11,31 +12,29 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-	"quarters.dev/tools/devstack/embedded"
+	"quarters.dev/pkg/testenv"
 )
 
 func TestConnectCheckAndIndexes(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	store, err := embedded.StartMongo(ctx, t.TempDir(), "", nil)
+	// The shared store is reached through a proxy that this test can cut.
+	u, err := url.Parse(testenv.MongoURI(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			store.Stop()
-		}
-	}()
+	store := testenv.NewProxy(t, u.Host)
+	u.Host = store.Addr
+	name := testenv.Database(t)
 
-	client, db, err := Connect(ctx, store.URI, "quarters_test")
+	client, db, err := Connect(ctx, u.String(), name)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	defer client.Disconnect(context.Background())
-	if db.Name() != "quarters_test" {
-		t.Fatalf("database %q, want quarters_test", db.Name())
+	if db.Name() != name {
+		t.Fatalf("database %q, want %s", db.Name(), name)
 	}
 	check := Check(db)
 	if err := check(ctx); err != nil {
@@ -58,8 +57,7 @@ func TestConnectCheckAndIndexes(t *testing.T) {
 		t.Fatalf("second insert of the same slug: %v, want a duplicate key error", err)
 	}
 
-	store.Stop()
-	stopped = true
+	store.Cut()
 	checkCtx, checkCancel := context.WithTimeout(ctx, 2*time.Second)
 	defer checkCancel()
 	if err := check(checkCtx); err == nil {

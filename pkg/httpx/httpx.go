@@ -7,14 +7,11 @@
 package httpx
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -27,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"quarters.dev/pkg/apperr"
+	"quarters.dev/pkg/reqid"
 )
 
 // DefaultMaxBodyBytes bounds request bodies unless a route says otherwise.
@@ -119,14 +117,14 @@ func info(c *gin.Context) *requestInfo {
 // baseHeaders sets what every response carries, assigns the request id and
 // hands the logger to the error mapper.
 func baseHeaders(log *slog.Logger) gin.HandlerFunc {
-	ids := newRequestIDs()
+	ids := reqid.New()
 	noStore := []string{"no-store"}
 	return func(c *gin.Context) {
 		h := c.Writer.Header()
 		h["Cache-Control"] = noStore
 		id := c.GetHeader(RequestIDHeader)
-		if !validRequestID(id) {
-			id = ids.next()
+		if !reqid.Valid(id) {
+			id = ids.Next()
 		}
 		h[RequestIDHeader] = []string{id}
 		c.Set(infoKey, &requestInfo{id: id, log: log})
@@ -135,49 +133,13 @@ func baseHeaders(log *slog.Logger) gin.HandlerFunc {
 }
 
 // RequestIDHeader carries the request id in both directions.
-const RequestIDHeader = "X-Request-Id"
+const RequestIDHeader = reqid.Header
 
 // RequestID returns the id of the request being served.
 func RequestID(c *gin.Context) string { return info(c).id }
 
 // SetOrg records the caller's organisation for the access log.
 func SetOrg(c *gin.Context, orgID string) { info(c).orgID = orgID }
-
-func validRequestID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if b := id[i]; b < 0x21 || b > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
-// requestIDs mints request ids: a random per-process prefix and a counter,
-// unique without a random read per request.
-type requestIDs struct {
-	prefix string
-	n      atomic.Uint64
-}
-
-func newRequestIDs() *requestIDs {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return &requestIDs{prefix: hex.EncodeToString(b[:])}
-}
-
-func (r *requestIDs) next() string {
-	var buf [32]byte
-	copy(buf[:16], r.prefix)
-	n := r.n.Add(1)
-	for i := 31; i >= 16; i-- {
-		buf[i] = "0123456789abcdef"[n&0xf]
-		n >>= 4
-	}
-	return string(buf[:])
-}
 
 func recovery(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {

@@ -2,13 +2,11 @@ package outbox
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.opentelemetry.io/otel/propagation"
 )
@@ -70,24 +68,7 @@ func NewEvent(ctx context.Context, id, topic, key string, value []byte) Event {
 // NewID returns a new random event id: a UUID version 7, whose leading
 // timestamp keeps ids roughly in creation order.
 func NewID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	var ts [8]byte
-	binary.BigEndian.PutUint64(ts[:], uint64(time.Now().UnixMilli()))
-	copy(b[:6], ts[2:])
-	b[6] = 0x70 | b[6]&0x0f
-	b[8] = 0x80 | b[8]&0x3f
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], b[10:])
-	return string(s[:])
+	return uuid.Must(uuid.NewV7()).String()
 }
 
 // Pending is the outbox part of an aggregate's storage model. Embed it inline

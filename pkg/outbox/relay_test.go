@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,15 +16,12 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.opentelemetry.io/otel/trace"
 
 	"quarters.dev/pkg/extkafka"
 	"quarters.dev/pkg/outbox"
-	"quarters.dev/tools/devstack/embedded"
+	"quarters.dev/pkg/testenv"
 )
-
-const topic = "quarters.orgs"
 
 // orgDoc is a storage model the way a service's repository writes it.
 type orgDoc struct {
@@ -33,10 +32,8 @@ type orgDoc struct {
 }
 
 type env struct {
-	store   *embedded.Mongo
 	coll    *mongo.Collection
-	kafka   *embedded.Kafka
-	kdir    string
+	topic   string
 	writer  *kafka.Writer
 	reg     *prometheus.Registry
 	brokers []string
@@ -44,26 +41,11 @@ type env struct {
 
 func newEnv(t *testing.T, ctx context.Context) *env {
 	t.Helper()
-	e := &env{kdir: t.TempDir(), reg: prometheus.NewRegistry()}
-	var err error
-	e.store, err = embedded.StartMongo(ctx, t.TempDir(), "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.store.Stop)
-	client, err := mongo.Connect(options.Client().ApplyURI(e.store.URI))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	e.coll = client.Database("auth").Collection("orgs")
-	e.kafka, err = embedded.StartKafka("", e.kdir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.brokers = e.kafka.Brokers
-	t.Cleanup(func() { e.kafka.Stop() })
-	if err := extkafka.EnsureTopics(ctx, e.brokers, extkafka.TopicSpec{Name: topic, Partitions: 3}); err != nil {
+	e := &env{reg: prometheus.NewRegistry()}
+	e.coll = testenv.Mongo(t).Collection("orgs")
+	e.brokers = testenv.KafkaBrokers(t)
+	e.topic = testenv.TopicPrefix(t) + "orgs"
+	if err := extkafka.EnsureTopics(ctx, e.brokers, extkafka.TopicSpec{Name: e.topic, Partitions: 3}); err != nil {
 		t.Fatal(err)
 	}
 	e.writer = extkafka.NewWriter(e.brokers)
@@ -86,7 +68,7 @@ func (e *env) relay(pub outbox.Publisher) *outbox.Relay {
 // create inserts a new org together with its creation event.
 func (e *env) create(ctx context.Context, id string) (string, error) {
 	d := orgDoc{ID: id, Name: "created", Version: 1}
-	ev := event(ctx, id, 1, "created")
+	ev := e.event(ctx, id, 1, "created")
 	d.Add(ev)
 	_, err := e.coll.InsertOne(ctx, d)
 	return ev.ID, err
@@ -100,7 +82,7 @@ func (e *env) rename(ctx context.Context, id, name string) (string, error) {
 		if err := e.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&cur); err != nil {
 			return "", err
 		}
-		ev := event(ctx, id, cur.Version+1, name)
+		ev := e.event(ctx, id, cur.Version+1, name)
 		update, err := outbox.Append(bson.D{{Key: "$set", Value: bson.D{
 			{Key: "name", Value: name}, {Key: "version", Value: cur.Version + 1},
 		}}}, ev)
@@ -118,8 +100,8 @@ func (e *env) rename(ctx context.Context, id, name string) (string, error) {
 }
 
 // event builds an event whose value is "<version>:<name>".
-func event(ctx context.Context, id string, version int64, name string) outbox.Event {
-	return outbox.NewEvent(ctx, outbox.NewID(), topic, id, fmt.Appendf(nil, "%d:%s", version, name))
+func (e *env) event(ctx context.Context, id string, version int64, name string) outbox.Event {
+	return outbox.NewEvent(ctx, outbox.NewID(), e.topic, id, fmt.Appendf(nil, "%d:%s", version, name))
 }
 
 func (e *env) doc(t *testing.T, ctx context.Context, id string) orgDoc {
@@ -137,14 +119,14 @@ type collector struct {
 	msgs []kafka.Message
 }
 
-func collect(t *testing.T, ctx context.Context, brokers []string) *collector {
+func (e *env) collect(t *testing.T, ctx context.Context) *collector {
 	t.Helper()
 	c := &collector{}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	for p := range 3 {
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, MaxWait: 100 * time.Millisecond,
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: e.brokers, Topic: e.topic, Partition: p, MaxWait: 100 * time.Millisecond,
 			ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: 200 * time.Millisecond})
 		wg.Go(func() {
 			defer r.Close()
@@ -205,7 +187,7 @@ func TestEventWrittenWithStateIsPublishedAndRemoved(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
 	e := newEnv(t, ctx)
-	msgs := collect(t, ctx, e.brokers)
+	msgs := e.collect(t, ctx)
 
 	traceID := trace.TraceID{0xa1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	reqCtx := trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
@@ -238,7 +220,7 @@ func TestEventWrittenWithStateIsPublishedAndRemoved(t *testing.T) {
 	var values []string
 	for i, m := range got {
 		values = append(values, string(m.Value))
-		if string(m.Key) != "org-1" || m.Topic != topic {
+		if string(m.Key) != "org-1" || m.Topic != e.topic {
 			t.Errorf("message %d: key %q topic %q", i, m.Key, m.Topic)
 		}
 		if header(m, outbox.HeaderEventID) != ids[i] {
@@ -294,14 +276,47 @@ func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	return v
 }
 
+// series counts the series of a metric family in reg.
+func series(t *testing.T, reg *prometheus.Registry, name string) int {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return len(mf.GetMetric())
+		}
+	}
+	return 0
+}
+
+// switchPublisher sends through a writer that can be swapped while the relay
+// runs: first one whose broker address refuses connections (Kafka is down),
+// then the real one (Kafka is back).
+type switchPublisher struct{ cur atomic.Pointer[kafka.Writer] }
+
+func (p *switchPublisher) WriteMessages(ctx context.Context, msgs ...kafka.Message) error {
+	return p.cur.Load().WriteMessages(ctx, msgs...)
+}
+
 func TestEventsWaitInTheStoreWhileKafkaIsDown(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
 	e := newEnv(t, ctx)
 
-	// Kafka goes away, then the service keeps writing.
-	e.kafka.Stop()
+	// Kafka is unreachable: its address refuses connections.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := extkafka.NewWriter([]string{l.Addr().String()})
+	l.Close()
+	defer dead.Close()
+	pub := &switchPublisher{}
+	pub.cur.Store(dead)
+
 	var ids []string
 	for i := range 3 {
 		id, err := e.create(ctx, "org-"+strconv.Itoa(i))
@@ -310,7 +325,7 @@ func TestEventsWaitInTheStoreWhileKafkaIsDown(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	relay := e.relay(nil)
+	relay := e.relay(pub)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
@@ -327,13 +342,9 @@ func TestEventsWaitInTheStoreWhileKafkaIsDown(t *testing.T) {
 		}
 	}
 
-	// Kafka returns on the same address with its data.
-	var err error
-	e.kafka, err = embedded.StartKafka(e.brokers[0], e.kdir)
-	if err != nil {
-		t.Fatalf("restart Kafka: %v", err)
-	}
-	msgs := collect(t, ctx, e.brokers)
+	// Kafka is back.
+	pub.cur.Store(e.writer)
+	msgs := e.collect(t, ctx)
 	waitFor(t, 30*time.Second, "the waiting events in Kafka", func() bool {
 		seen := eventIDs(msgs.snapshot())
 		for _, id := range ids {
@@ -371,7 +382,7 @@ func TestCrashBetweenPublishAndRemovePublishesAgainWithTheSameID(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
 	e := newEnv(t, ctx)
-	msgs := collect(t, ctx, e.brokers)
+	msgs := e.collect(t, ctx)
 	id, err := e.create(ctx, "org-1")
 	if err != nil {
 		t.Fatal(err)
@@ -410,7 +421,7 @@ func TestConcurrentWritesWhileTheRelayRemovesLoseNoEvent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
 	e := newEnv(t, ctx)
-	msgs := collect(t, ctx, e.brokers)
+	msgs := e.collect(t, ctx)
 	relay := e.relay(nil)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -514,13 +525,14 @@ func TestRunFlushesOnShutdown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	e := newEnv(t, ctx)
-	msgs := collect(t, ctx, e.brokers)
+	msgs := e.collect(t, ctx)
 	// No interval and no Notify will come: only the last pass can publish.
-	relay := outbox.NewRelay(e.writer, outbox.Config{Interval: time.Hour, FlushTimeout: 5 * time.Second}, e.coll)
+	relay := outbox.NewRelay(e.writer, outbox.Config{Interval: time.Hour, FlushTimeout: 5 * time.Second, Registerer: e.reg}, e.coll)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- relay.Run(runCtx) }()
-	time.Sleep(300 * time.Millisecond) // let the first pass find nothing
+	// The first pass has run (and found nothing) once it reported a backlog.
+	waitFor(t, 20*time.Second, "the first pass", func() bool { return series(t, e.reg, "quarters_outbox_backlog_events") > 0 })
 	id, err := e.create(ctx, "org-1")
 	if err != nil {
 		t.Fatal(err)
@@ -540,9 +552,9 @@ func TestOversizedEventHoldsBackOnlyItsDocument(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	e := newEnv(t, ctx)
-	msgs := collect(t, ctx, e.brokers)
+	msgs := e.collect(t, ctx)
 	big := orgDoc{ID: "org-big", Name: "big", Version: 1}
-	big.Add(outbox.NewEvent(ctx, outbox.NewID(), topic, "org-big", make([]byte, 2<<20)))
+	big.Add(outbox.NewEvent(ctx, outbox.NewID(), e.topic, "org-big", make([]byte, 2<<20)))
 	if _, err := e.coll.InsertOne(ctx, big); err != nil {
 		t.Fatal(err)
 	}

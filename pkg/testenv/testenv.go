@@ -1,40 +1,130 @@
-// Package testenv gives tests the real dependencies: the local Redis (or an
-// embedded one when none answers), the embedded MongoDB-compatible store and
-// the embedded Kafka broker, each reached over TCP by the real clients.
+// Package testenv hands tests the real dependencies that the test runner
+// started for them: the embedded MongoDB-compatible store, the embedded Kafka
+// broker and Redis, each reached over TCP by the real clients. It reads their
+// addresses from the environment, the way end-to-end suites are handed their
+// endpoints, so that neither pkg nor any service depends on the dev stack:
+//
+//	QUARTERS_TEST_MONGO_URI   MongoDB URI (the embedded store wants maxPoolSize=1)
+//	QUARTERS_TEST_KAFKA       comma-separated Kafka brokers
+//	QUARTERS_TEST_REDIS_URL   Redis URL (default redis://127.0.0.1:6379/0)
+//
+// `make test` starts the stores once and exports these; to run one package by
+// hand, wrap the command the same way:
+//
+//	go run ./tools/devstack/cmd/testdeps -- go test ./services/auth/...
+//
+// Tests share the stores, so each takes names of its own: Database and
+// TopicPrefix are unique per test.
 package testenv
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-
-	"quarters.dev/tools/devstack/embedded"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// RedisURL returns the URL of a Redis for the test: QUARTERS_TEST_REDIS_URL,
-// else the local one on 6379 when it answers, else an embedded one that lives
-// as long as the test.
+// Environment variables read by this package.
+const (
+	EnvMongoURI = "QUARTERS_TEST_MONGO_URI"
+	EnvKafka    = "QUARTERS_TEST_KAFKA"
+	EnvRedisURL = "QUARTERS_TEST_REDIS_URL"
+)
+
+const hint = "run the tests through `make test`, or wrap the command: go run ./tools/devstack/cmd/testdeps -- go test ./..."
+
+// MongoURI returns the URI of the shared test store. The test fails when the
+// store was not provided: a store-backed test never passes without its store.
+func MongoURI(tb testing.TB) string {
+	tb.Helper()
+	uri := os.Getenv(EnvMongoURI)
+	if uri == "" {
+		tb.Fatalf("%s is not set: %s", EnvMongoURI, hint)
+	}
+	return uri
+}
+
+// Database returns a database name unique to this test. The database is
+// dropped when the test ends.
+func Database(tb testing.TB) string {
+	tb.Helper()
+	uri := MongoURI(tb)
+	name := "t_" + Unique()
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		client, err := mongo.Connect(options.Client().ApplyURI(uri))
+		if err != nil {
+			return
+		}
+		defer client.Disconnect(ctx)
+		_ = client.Database(name).Drop(ctx)
+	})
+	return name
+}
+
+// Mongo connects to the shared store and returns a database unique to this
+// test; the client is closed and the database dropped when the test ends.
+func Mongo(tb testing.TB) *mongo.Database {
+	tb.Helper()
+	uri := MongoURI(tb)
+	name := Database(tb)
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		tb.Fatalf("connect to the test store: %v", err)
+	}
+	tb.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	return client.Database(name)
+}
+
+// KafkaBrokers returns the brokers of the shared test Kafka.
+func KafkaBrokers(tb testing.TB) []string {
+	tb.Helper()
+	v := os.Getenv(EnvKafka)
+	if v == "" {
+		tb.Fatalf("%s is not set: %s", EnvKafka, hint)
+	}
+	var out []string
+	for _, b := range strings.Split(v, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// TopicPrefix returns a topic prefix unique to this test ("t<hex>."), so that
+// tests sharing the broker never read each other's events.
+func TopicPrefix(tb testing.TB) string {
+	tb.Helper()
+	return "t" + Unique() + "."
+}
+
+// RedisURL returns the URL of the test Redis: QUARTERS_TEST_REDIS_URL, else
+// the local one on 6379. The test fails when it does not answer.
 func RedisURL(tb testing.TB) string {
 	tb.Helper()
-	url := os.Getenv("QUARTERS_TEST_REDIS_URL")
+	url := os.Getenv(EnvRedisURL)
 	if url == "" {
 		url = "redis://127.0.0.1:6379/0"
 	}
 	opts, err := redis.ParseURL(url)
 	if err != nil {
-		tb.Fatalf("QUARTERS_TEST_REDIS_URL: %v", err)
+		tb.Fatalf("%s: %v", EnvRedisURL, err)
 	}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		tb.Logf("no Redis at %s (%v); using an embedded one", url, err)
-		return "redis://" + miniredis.RunT(tb).Addr() + "/0"
+		tb.Fatalf("no Redis at %s (%v): %s", url, err, hint)
 	}
 	return url
 }
@@ -51,27 +141,10 @@ func Redis(tb testing.TB) *redis.Client {
 	return rdb
 }
 
-// MongoURI starts an embedded store for the test and returns its URI (one
-// connection per client, as the dev stack uses it).
-func MongoURI(tb testing.TB) string {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	m, err := embedded.StartMongo(ctx, tb.TempDir(), "", nil)
-	if err != nil {
-		tb.Fatalf("start embedded MongoDB: %v", err)
-	}
-	tb.Cleanup(m.Stop)
-	return m.URI
-}
-
-// Kafka starts an embedded broker for the test.
-func Kafka(tb testing.TB) *embedded.Kafka {
-	tb.Helper()
-	k, err := embedded.StartKafka("", tb.TempDir())
-	if err != nil {
-		tb.Fatalf("start embedded Kafka: %v", err)
-	}
-	tb.Cleanup(k.Stop)
-	return k
+// Unique returns 12 random hex characters for names that must not collide
+// between tests sharing a store.
+func Unique() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

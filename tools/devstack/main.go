@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"quarters.dev/tools/devstack/config"
@@ -21,9 +22,9 @@ func main() {
 }
 
 func run() int {
-	cfg, err := config.FromEnv(os.Getenv)
+	cfg, err := config.Load()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "devstack: %v\n", err)
+		fmt.Fprintf(os.Stderr, "devstack: invalid configuration:\n  %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -137,24 +137,33 @@ func (AgreementStatus) EnumDescriptor() ([]byte, []int) {
 // AgreementEvent is published by the agreements service on the topic
 // "<prefix>agreements" ("quarters.agreements" by default), keyed by the
 // reservation id. The aggregate is a reservation's agreement history:
-// aggregate_id is the reservation id and aggregate_version grows with every
-// change to any of its agreement versions, so events of one reservation stay
-// in order across re-issues.
+// aggregate_id is the reservation id and aggregate_version grows by one with
+// every event, so events of one reservation stay in order across re-issues
+// and a consumer keeps only what is newer than what it holds.
 //
 // Envelope types:
-//   - "agreement.updated": the current agreement was issued, re-issued (a new
-//     version superseding the previous one), reported or archived; agreement
-//     is the current version.
+//   - "agreement.updated": one agreement version changed: it was issued,
+//     reported, archived, or superseded by a re-issue. agreement carries that
+//     version's full state and current says whether it is the reservation's
+//     current agreement. A re-issue emits two events in this order: the
+//     previous version (current false, superseded unless it had finished)
+//     and then the new one (current true). A late report against a version
+//     that is no longer current emits one event with current false; it
+//     changes nothing on the current agreement or the booking.
 //   - "agreement.requested": staff pressed Request contract while the org's
-//     provider is external; contract_request is set and agreement is the
-//     current version, if any.
+//     provider is external; contract_request is set, and agreement is the
+//     current version with current true, if there is one.
 type AgreementEvent struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Envelope        *Envelope              `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`
 	Agreement       *Agreement             `protobuf:"bytes,2,opt,name=agreement,proto3" json:"agreement,omitempty"`
 	ContractRequest *ContractRequest       `protobuf:"bytes,3,opt,name=contract_request,json=contractRequest,proto3" json:"contract_request,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Whether agreement is the reservation's current agreement (the one the
+	// public API shows on the reservation). False for a version that was
+	// superseded, and for the report of a historical version.
+	Current       bool `protobuf:"varint,4,opt,name=current,proto3" json:"current,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgreementEvent) Reset() {
@@ -208,11 +217,20 @@ func (x *AgreementEvent) GetContractRequest() *ContractRequest {
 	return nil
 }
 
+func (x *AgreementEvent) GetCurrent() bool {
+	if x != nil {
+		return x.Current
+	}
+	return false
+}
+
 // ContractRequest asks the org's external provider for an agreement.
 type ContractRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ReservationId string                 `protobuf:"bytes,1,opt,name=reservation_id,json=reservationId,proto3" json:"reservation_id,omitempty"`
 	RequestedAt   *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
+	// The property of the reservation.
+	PropertyId    string `protobuf:"bytes,3,opt,name=property_id,json=propertyId,proto3" json:"property_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -259,6 +277,13 @@ func (x *ContractRequest) GetRequestedAt() *timestamppb.Timestamp {
 		return x.RequestedAt
 	}
 	return nil
+}
+
+func (x *ContractRequest) GetPropertyId() string {
+	if x != nil {
+		return x.PropertyId
+	}
+	return ""
 }
 
 // Agreement is one version of a reservation's tenancy agreement.
@@ -448,13 +473,18 @@ func (x *Agreement) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
-// AgreementDocument describes the archived executed PDF.
+// AgreementDocument describes the archived executed PDF ("document" in the
+// public API: sha256, bytes, contentType, uploadedAt).
 type AgreementDocument struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Lowercase hex SHA-256 of the PDF bytes.
-	Sha256        string                 `protobuf:"bytes,1,opt,name=sha256,proto3" json:"sha256,omitempty"`
-	SizeBytes     int64                  `protobuf:"varint,2,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
-	ArchivedAt    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=archived_at,json=archivedAt,proto3" json:"archived_at,omitempty"`
+	Sha256 string `protobuf:"bytes,1,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// Size of the PDF ("bytes" in the public API).
+	SizeBytes int64 `protobuf:"varint,2,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// When the PDF was archived ("uploadedAt" in the public API).
+	ArchivedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=archived_at,json=archivedAt,proto3" json:"archived_at,omitempty"`
+	// Always "application/pdf" today.
+	ContentType   string `protobuf:"bytes,4,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -508,6 +538,13 @@ func (x *AgreementDocument) GetArchivedAt() *timestamppb.Timestamp {
 		return x.ArchivedAt
 	}
 	return nil
+}
+
+func (x *AgreementDocument) GetContentType() string {
+	if x != nil {
+		return x.ContentType
+	}
+	return ""
 }
 
 // Signer is one party of an agreement.
@@ -627,14 +664,17 @@ var File_quarters_events_v1_agreement_proto protoreflect.FileDescriptor
 
 const file_quarters_events_v1_agreement_proto_rawDesc = "" +
 	"\n" +
-	"\"quarters/events/v1/agreement.proto\x12\x12quarters.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!quarters/events/v1/envelope.proto\"\xd7\x01\n" +
+	"\"quarters/events/v1/agreement.proto\x12\x12quarters.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!quarters/events/v1/envelope.proto\"\xf1\x01\n" +
 	"\x0eAgreementEvent\x128\n" +
 	"\benvelope\x18\x01 \x01(\v2\x1c.quarters.events.v1.EnvelopeR\benvelope\x12;\n" +
 	"\tagreement\x18\x02 \x01(\v2\x1d.quarters.events.v1.AgreementR\tagreement\x12N\n" +
-	"\x10contract_request\x18\x03 \x01(\v2#.quarters.events.v1.ContractRequestR\x0fcontractRequest\"w\n" +
+	"\x10contract_request\x18\x03 \x01(\v2#.quarters.events.v1.ContractRequestR\x0fcontractRequest\x12\x18\n" +
+	"\acurrent\x18\x04 \x01(\bR\acurrent\"\x98\x01\n" +
 	"\x0fContractRequest\x12%\n" +
 	"\x0ereservation_id\x18\x01 \x01(\tR\rreservationId\x12=\n" +
-	"\frequested_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\"\x9c\a\n" +
+	"\frequested_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12\x1f\n" +
+	"\vproperty_id\x18\x03 \x01(\tR\n" +
+	"propertyId\"\x9c\a\n" +
 	"\tAgreement\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12%\n" +
@@ -662,13 +702,14 @@ const file_quarters_events_v1_agreement_proto_rawDesc = "" +
 	"\f_external_idB\x10\n" +
 	"\x0e_template_nameB\b\n" +
 	"\x06_errorB\x0f\n" +
-	"\r_document_url\"\x87\x01\n" +
+	"\r_document_url\"\xaa\x01\n" +
 	"\x11AgreementDocument\x12\x16\n" +
 	"\x06sha256\x18\x01 \x01(\tR\x06sha256\x12\x1d\n" +
 	"\n" +
 	"size_bytes\x18\x02 \x01(\x03R\tsizeBytes\x12;\n" +
 	"\varchived_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"archivedAt\"\x88\x03\n" +
+	"archivedAt\x12!\n" +
+	"\fcontent_type\x18\x04 \x01(\tR\vcontentType\"\x88\x03\n" +
 	"\x06Signer\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +

@@ -32,9 +32,14 @@ const (
 // Envelope types:
 //   - "calendar.updated"
 type CalendarEvent struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Envelope      *Envelope              `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`
-	Calendar      *Calendar              `protobuf:"bytes,2,opt,name=calendar,proto3" json:"calendar,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Envelope *Envelope              `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`
+	Calendar *Calendar              `protobuf:"bytes,2,opt,name=calendar,proto3" json:"calendar,omitempty"`
+	// The days whose status may have changed, first and last inclusive
+	// (YYYY-MM-DD), ready to be read back with
+	// GET /listings/{id}/calendar?start=changed_from&end=changed_to.
+	ChangedFrom   string `protobuf:"bytes,3,opt,name=changed_from,json=changedFrom,proto3" json:"changed_from,omitempty"`
+	ChangedTo     string `protobuf:"bytes,4,opt,name=changed_to,json=changedTo,proto3" json:"changed_to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -81,6 +86,20 @@ func (x *CalendarEvent) GetCalendar() *Calendar {
 		return x.Calendar
 	}
 	return nil
+}
+
+func (x *CalendarEvent) GetChangedFrom() string {
+	if x != nil {
+		return x.ChangedFrom
+	}
+	return ""
+}
+
+func (x *CalendarEvent) GetChangedTo() string {
+	if x != nil {
+		return x.ChangedTo
+	}
+	return ""
 }
 
 // Calendar is the availability state the service stores for one property.
@@ -221,10 +240,13 @@ var File_quarters_events_v1_calendar_proto protoreflect.FileDescriptor
 
 const file_quarters_events_v1_calendar_proto_rawDesc = "" +
 	"\n" +
-	"!quarters/events/v1/calendar.proto\x12\x12quarters.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!quarters/events/v1/envelope.proto\"\x83\x01\n" +
+	"!quarters/events/v1/calendar.proto\x12\x12quarters.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!quarters/events/v1/envelope.proto\"\xc5\x01\n" +
 	"\rCalendarEvent\x128\n" +
 	"\benvelope\x18\x01 \x01(\v2\x1c.quarters.events.v1.EnvelopeR\benvelope\x128\n" +
-	"\bcalendar\x18\x02 \x01(\v2\x1c.quarters.events.v1.CalendarR\bcalendar\"f\n" +
+	"\bcalendar\x18\x02 \x01(\v2\x1c.quarters.events.v1.CalendarR\bcalendar\x12!\n" +
+	"\fchanged_from\x18\x03 \x01(\tR\vchangedFrom\x12\x1d\n" +
+	"\n" +
+	"changed_to\x18\x04 \x01(\tR\tchangedTo\"f\n" +
 	"\bCalendar\x12\x1f\n" +
 	"\vproperty_id\x18\x01 \x01(\tR\n" +
 	"propertyId\x129\n" +

@@ -156,6 +156,10 @@ func (BedType) EnumDescriptor() ([]byte, []int) {
 //   - "listing.deleted": the property was unpublished or deleted; the listing
 //     carries only id and org_id, and consumers drop what they hold of it.
 //     A later publish emits "listing.updated" with a higher version.
+//
+// The envelope's aggregate_version is the property's version, which also
+// counts draft edits that emit no event: successive events of one listing
+// have increasing but not consecutive versions.
 type ListingEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Envelope      *Envelope              `protobuf:"bytes,1,opt,name=envelope,proto3" json:"envelope,omitempty"`

@@ -1,100 +1,74 @@
 // Package config reads the dev stack's settings from QUARTERS_* environment
-// variables, refusing malformed values with a message that names the variable.
+// variables through pkg/config, the reader every service uses, so that an
+// empty value, a boolean or a malformed value means the same here as there;
+// it refuses malformed values with a message that names the variable.
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+
+	pkgconfig "quarters.dev/pkg/config"
 )
 
 // Config is the dev stack's typed configuration.
 type Config struct {
 	// Listen is the local ingress address; port 0 picks a free port.
-	Listen string
+	Listen string `env:"QUARTERS_LISTEN" default:"127.0.0.1:8080"`
 	// DataDir holds the embedded store, the Kafka log, Redis files, service
 	// binaries, logs, SMTP sink messages and the demo credentials.
-	DataDir string
+	DataDir string `env:"QUARTERS_DATA_DIR" default:".devstack"`
 	// AdminToken is the admin bearer token handed to every service.
-	AdminToken string
+	AdminToken string `env:"QUARTERS_ADMIN_TOKEN" default:"dev-admin-token"`
 	// RedisURL, when set, is used instead of starting a Redis.
-	RedisURL string
+	RedisURL string `env:"QUARTERS_REDIS_URL"`
 	// Demo seeds the demo org on the first start.
-	Demo bool
+	Demo bool `env:"QUARTERS_DEMO" default:"true"`
 	// WebhookAllowHTTP and WebhookAllowPrivate are handed to the services.
-	WebhookAllowHTTP    bool
-	WebhookAllowPrivate bool
+	WebhookAllowHTTP    bool `env:"QUARTERS_WEBHOOK_ALLOW_HTTP" default:"true"`
+	WebhookAllowPrivate bool `env:"QUARTERS_WEBHOOK_ALLOW_PRIVATE" default:"true"`
 }
 
 // Defaults are the values used for unset variables.
 func Defaults() Config {
-	return Config{
-		Listen:              "127.0.0.1:8080",
-		DataDir:             ".devstack",
-		AdminToken:          "dev-admin-token",
-		Demo:                true,
-		WebhookAllowHTTP:    true,
-		WebhookAllowPrivate: true,
-	}
+	var c Config
+	_ = pkgconfig.LoadFrom(func(string) (string, bool) { return "", false }, &c)
+	return c
 }
 
-// FromEnv reads the configuration through getenv (os.Getenv in main). An
-// empty variable counts as unset.
-func FromEnv(getenv func(string) string) (Config, error) {
-	c := Defaults()
-	if v := getenv("QUARTERS_LISTEN"); v != "" {
-		if err := checkListen(v); err != nil {
-			return c, fmt.Errorf("QUARTERS_LISTEN=%q: %w", v, err)
-		}
-		c.Listen = v
+// Load reads the configuration from the process environment.
+func Load() (Config, error) { return LoadFrom(os.LookupEnv) }
+
+// LoadFrom reads the configuration through lookup. As everywhere in
+// Quarters, an empty (or blank) variable counts as unset, and every problem
+// is reported, not just the first.
+func LoadFrom(lookup func(string) (string, bool)) (Config, error) {
+	var c Config
+	errs := []error{pkgconfig.LoadFrom(lookup, &c)}
+	if err := checkListen(c.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("config: QUARTERS_LISTEN: %w, got %q", err, c.Listen))
 	}
-	if v := getenv("QUARTERS_DATA_DIR"); v != "" {
-		c.DataDir = v
+	if strings.ContainsAny(c.AdminToken, " \t\r\n") {
+		errs = append(errs, errors.New("config: QUARTERS_ADMIN_TOKEN: must be a token without spaces"))
 	}
-	if v := getenv("QUARTERS_ADMIN_TOKEN"); v != "" {
-		if strings.ContainsAny(v, " \t\r\n") {
-			return c, fmt.Errorf("QUARTERS_ADMIN_TOKEN must be a token without spaces")
-		}
-		c.AdminToken = v
-	}
-	if v := getenv("QUARTERS_REDIS_URL"); v != "" {
-		u, err := url.Parse(v)
+	if c.RedisURL != "" {
+		u, err := url.Parse(c.RedisURL)
 		if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-			return c, fmt.Errorf("QUARTERS_REDIS_URL=%q: want redis://host:port/db", v)
+			errs = append(errs, fmt.Errorf("config: QUARTERS_REDIS_URL: must be redis://host:port/db, got %q", c.RedisURL))
 		}
-		c.RedisURL = v
 	}
-	var err error
-	if c.Demo, err = boolVar(getenv, "QUARTERS_DEMO", c.Demo); err != nil {
-		return c, err
-	}
-	if c.WebhookAllowHTTP, err = boolVar(getenv, "QUARTERS_WEBHOOK_ALLOW_HTTP", c.WebhookAllowHTTP); err != nil {
-		return c, err
-	}
-	if c.WebhookAllowPrivate, err = boolVar(getenv, "QUARTERS_WEBHOOK_ALLOW_PRIVATE", c.WebhookAllowPrivate); err != nil {
-		return c, err
-	}
-	return c, nil
-}
-
-func boolVar(getenv func(string) string, name string, def bool) (bool, error) {
-	v := getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return def, fmt.Errorf("%s=%q: want 1 or 0 (true or false)", name, v)
-	}
-	return b, nil
+	return c, errors.Join(errs...)
 }
 
 func checkListen(v string) error {
 	host, port, err := net.SplitHostPort(v)
 	if err != nil {
-		return fmt.Errorf("want host:port, e.g. 127.0.0.1:8080")
+		return fmt.Errorf("must be host:port, e.g. 127.0.0.1:8080")
 	}
 	if host != "" && host != "localhost" && net.ParseIP(host) == nil {
 		return fmt.Errorf("host %q is not an IP address or localhost", host)

@@ -33,11 +33,18 @@ type Step struct {
 	Run  func(ctx context.Context, c *Client, st *State) error
 }
 
-// DefaultSteps create the demo org and a credential set for it.
+// DefaultSteps create the demo org, a credential set for it and the demo
+// data of every service.
 func DefaultSteps() []Step {
+	return append(BaseSteps(), CatalogSteps()...)
+}
+
+// BaseSteps create the demo org and a credential set for it.
+func BaseSteps() []Step {
 	return []Step{
 		{Name: "create the demo org", Run: createOrg},
 		{Name: "create demo credentials", Run: createCredentials},
+		AvailabilitySteps()[0],
 	}
 }
 

@@ -41,7 +41,7 @@ func TestSeedSavesAndLoads(t *testing.T) {
 		st.Data["listingId"] = "l_1"
 		return nil
 	}}
-	st, err := Seed(context.Background(), &Client{AdminURL: api.URL + "/admin/v1", Token: "tok"}, append(DefaultSteps(), extra), file)
+	st, err := Seed(context.Background(), &Client{AdminURL: api.URL + "/admin/v1", Token: "tok"}, append(BaseSteps(), extra), file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,13 @@
 // Package e2e drives the whole dev stack through its ingress, as an
 // integrator and an operator meet it: every service built from source and
 // run as its own process, the embedded store, Kafka and SMTP sink, and Redis.
+//
+// Every exchange with /api/v1 and /admin/v1 is checked against the OpenAPI
+// documents (pkg/openapi, through tools/devstack/contract): the requests of
+// `call` and `admin`, and those of any client on http.DefaultTransport (the
+// Go client of pkg/client included). A failure is reported on the test whose
+// context carried the request (`call` does it; pass `tctx(t)` to the Go
+// client), otherwise the run fails at its end with the list.
 package e2e
 
 import (
@@ -13,21 +20,65 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"quarters.dev/pkg/client"
 	"quarters.dev/tools/devstack/config"
+	"quarters.dev/tools/devstack/contract"
 	"quarters.dev/tools/devstack/stack"
 )
 
 var st *stack.Stack
+
+// unattributed collects the contract failures of requests sent without a
+// test in their context (tctx).
+var unattributed contractLog
+
+type contractLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *contractLog) Helper() {}
+func (l *contractLog) Errorf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, fmt.Sprintf(format, args...))
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
+	if _, err := contract.Default(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	http.DefaultTransport = &contract.Transport{Base: http.DefaultTransport, Reporter: &unattributed}
+	code := runStack(m)
+	if len(unattributed.msgs) > 0 {
+		fmt.Fprintf(os.Stderr, "contract failures of requests outside a test's context:\n%s\n", strings.Join(unattributed.msgs, "\n"))
+		code = 1
+	}
+	return code
+}
+
+// tctx returns a context that reports the contract failures of the
+// requests made with it on t.
+func tctx(t *testing.T) context.Context {
+	return contract.WithReporter(t.Context(), t)
+}
+
+// apiClient returns the Go client of the public API for a credential set;
+// pass tctx(t) to its calls.
+func apiClient(id, secret string) *client.Client {
+	return client.New(st.BaseURL, id, secret)
+}
+
+func runStack(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "quarters-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -69,7 +120,7 @@ type answer struct {
 // must carry.
 func call(t *testing.T, method, url, contentType, body string, hdr ...string) answer {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(tctx(t), method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,11 +210,11 @@ func TestAuthenticationEndToEnd(t *testing.T) {
 	}
 
 	// The Go client, as an integrator uses it.
-	c := client.New(st.BaseURL, two.id, two.secret)
-	if ls, err := c.Listings(context.Background()); err != nil || len(ls) != 0 {
+	c := apiClient(two.id, two.secret)
+	if ls, err := c.Listings(tctx(t)); err != nil || len(ls) != 0 {
 		t.Fatalf("client listings: %v %v", ls, err)
 	}
-	tokenTwo, err := c.FetchToken(context.Background())
+	tokenTwo, err := c.FetchToken(tctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,8 +338,8 @@ func TestDemoOrgIsSeeded(t *testing.T) {
 	if st.Demo == nil {
 		t.Fatal("no demo org")
 	}
-	c := client.New(st.BaseURL, st.Demo.ClientID, st.Demo.ClientSecret)
-	if _, err := c.Listings(context.Background()); err != nil {
+	c := apiClient(st.Demo.ClientID, st.Demo.ClientSecret)
+	if _, err := c.Listings(tctx(t)); err != nil {
 		t.Fatalf("demo credentials: %v", err)
 	}
 }
@@ -309,8 +360,8 @@ func TestRestartKeepsData(t *testing.T) {
 	if a := admin(t, "GET", "/orgs/"+orgID, ""); a.status != 200 || obj(a.body["org"])["name"] != "Survivor" {
 		t.Fatalf("org after restart: %d %s", a.status, a.raw)
 	}
-	c := client.New(st.BaseURL, creds[0].id, creds[0].secret)
-	if _, err := c.Listings(context.Background()); err != nil {
+	c := apiClient(creds[0].id, creds[0].secret)
+	if _, err := c.Listings(tctx(t)); err != nil {
 		t.Fatalf("credential set after restart: %v", err)
 	}
 	if st.Demo == nil || st.Demo.ClientID != demo.ClientID {

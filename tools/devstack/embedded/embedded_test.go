@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 )
 
 func TestMongoSingleConnectionUpdatesAreAtomic(t *testing.T) {
@@ -21,6 +22,11 @@ func TestMongoSingleConnectionUpdatesAreAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Stop()
+	// The store is not atomic across connections; the URI every service
+	// gets is what keeps a client to one.
+	if cs, err := connstring.ParseAndValidate(m.URI); err != nil || !cs.MaxPoolSizeSet || cs.MaxPoolSize != 1 {
+		t.Fatalf("URI %s: want maxPoolSize=1 (%v)", m.URI, err)
+	}
 	cl, err := mongo.Connect(options.Client().ApplyURI(m.URI))
 	if err != nil {
 		t.Fatal(err)

@@ -2,10 +2,9 @@
 // /admin/v1 by the one routing table to the owning service and answers
 // /healthz and /readyz itself.
 //
-// It is a lean HTTP/1.1 reverse proxy. net/http parses the client side; the
-// upstream side is written and parsed here over kept-alive connections that a
-// request borrows for its whole exchange, so a request costs no goroutine, no
-// channel hand-off and no copy of a body into memory.
+// It is net/http/httputil's ReverseProxy over one shared http.Transport that
+// keeps enough connections alive per service, with every body read and write
+// on either side bounded by a stall timeout.
 package ingress
 
 import (
@@ -13,11 +12,13 @@ import (
 	"encoding/json"
 	"log"
 	"net/http"
+	"net/http/httputil"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"quarters.dev/pkg/jsonresp"
+	"quarters.dev/pkg/reqid"
 	"quarters.dev/pkg/routes"
 )
 
@@ -39,10 +40,11 @@ type Options struct {
 
 // Ingress is an http.Handler; see the package comment.
 type Ingress struct {
-	table   *routes.Table
-	opts    Options
-	targets map[string]*target
-	reqIDs  requestIDs
+	table     *routes.Table
+	opts      Options
+	targets   map[string]*target
+	reqIDs    *reqid.Generator
+	transport *http.Transport
 }
 
 // A target is what a route points at: a service that may or may not be
@@ -50,7 +52,7 @@ type Ingress struct {
 type target struct {
 	name        string
 	local       http.Handler
-	up          atomic.Pointer[upstream]
+	proxy       atomic.Pointer[httputil.ReverseProxy]
 	unavailable []byte
 }
 
@@ -60,13 +62,13 @@ func New(table *routes.Table, opts Options) *Ingress {
 	if opts.ResponseTimeout <= 0 {
 		opts.ResponseTimeout = 2 * time.Minute
 	}
-	in := &Ingress{table: table, opts: opts, targets: map[string]*target{}}
-	in.reqIDs.init()
+	in := &Ingress{table: table, opts: opts, targets: map[string]*target{},
+		reqIDs: reqid.New(), transport: newTransport(opts.ResponseTimeout)}
 	for _, name := range table.Services() {
 		in.targets[name] = &target{
 			name:        name,
 			local:       opts.Local[name],
-			unavailable: errorBody("service_unavailable", "the "+name+" service is not running"),
+			unavailable: jsonresp.ErrorBody("service_unavailable", "the "+name+" service is not running"),
 		}
 	}
 	return in
@@ -93,22 +95,19 @@ func (in *Ingress) SetUpstream(service, addr string) {
 	if t == nil {
 		return
 	}
-	var u *upstream
-	if addr != "" {
-		u = &upstream{name: service, addr: addr}
+	if addr == "" {
+		t.proxy.Store(nil)
+		return
 	}
-	if old := t.up.Swap(u); old != nil {
-		old.close()
-	}
+	t.proxy.Store(in.newProxy(service, addr))
 }
 
 // Close drops every idle upstream connection.
 func (in *Ingress) Close() {
 	for _, t := range in.targets {
-		if u := t.up.Swap(nil); u != nil {
-			u.close()
-		}
+		t.proxy.Store(nil)
 	}
+	in.transport.CloseIdleConnections()
 }
 
 // ServeHTTP implements http.Handler.
@@ -118,7 +117,7 @@ func (in *Ingress) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch path {
 		case "/healthz":
 			if r.Method == http.MethodGet || r.Method == http.MethodHead {
-				writeJSON(w, http.StatusOK, healthzBody)
+				jsonresp.WriteBytes(w, http.StatusOK, healthzBody)
 				return
 			}
 		case "/readyz":
@@ -127,33 +126,33 @@ func (in *Ingress) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		writeJSON(w, http.StatusNotFound, notFoundBody)
+		jsonresp.WriteBytes(w, http.StatusNotFound, notFoundBody)
 		return
 	}
 	if hasDotSegment(path) {
-		writeJSON(w, http.StatusNotFound, notFoundBody)
+		jsonresp.WriteBytes(w, http.StatusNotFound, notFoundBody)
 		return
 	}
 	route, ok := in.table.Match(path)
 	if !ok {
-		writeJSON(w, http.StatusNotFound, notFoundBody)
+		jsonresp.WriteBytes(w, http.StatusNotFound, notFoundBody)
 		return
 	}
 	t := in.targets[route.Service]
 	if t == nil {
-		writeJSON(w, http.StatusNotFound, notFoundBody)
+		jsonresp.WriteBytes(w, http.StatusNotFound, notFoundBody)
 		return
 	}
 	if t.local != nil {
 		t.local.ServeHTTP(w, r)
 		return
 	}
-	u := t.up.Load()
-	if u == nil {
-		writeJSON(w, http.StatusServiceUnavailable, t.unavailable)
+	p := t.proxy.Load()
+	if p == nil {
+		jsonresp.WriteBytes(w, http.StatusServiceUnavailable, t.unavailable)
 		return
 	}
-	in.proxy(w, r, u)
+	in.serveProxy(w, r, p)
 }
 
 func (in *Ingress) serveReady(w http.ResponseWriter, r *http.Request) {
@@ -172,7 +171,7 @@ func (in *Ingress) serveReady(w http.ResponseWriter, r *http.Request) {
 		body.Status, code = "not_ready", http.StatusServiceUnavailable
 	}
 	b, _ := json.Marshal(body)
-	writeJSON(w, code, b)
+	jsonresp.WriteBytes(w, code, b)
 }
 
 // underPrefix reports whether path is prefix itself or below it.
@@ -199,29 +198,5 @@ func hasDotSegment(path string) bool {
 
 var (
 	healthzBody  = []byte(`{"status":"ok"}`)
-	notFoundBody = errorBody("not_found", "no such path")
-	jsonType     = []string{"application/json"}
-	noStore      = []string{"no-store"}
-	nosniff      = []string{"nosniff"}
+	notFoundBody = jsonresp.ErrorBody("not_found", "no such path")
 )
-
-func errorBody(code, message string) []byte {
-	b, _ := json.Marshal(struct {
-		Error   string `json:"error"`
-		Message string `json:"message"`
-	}{code, message})
-	return b
-}
-
-// writeJSON writes a response the ingress makes itself.
-func writeJSON(w http.ResponseWriter, code int, body []byte) {
-	h := w.Header()
-	h["Content-Type"] = jsonType
-	h["Cache-Control"] = noStore
-	h["X-Content-Type-Options"] = nosniff
-	w.WriteHeader(code)
-	w.Write(body)
-}
-
-// bufPool holds the buffers bodies are copied through.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

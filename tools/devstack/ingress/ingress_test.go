@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -13,9 +14,11 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"quarters.dev/pkg/reqid"
 	"quarters.dev/pkg/routes"
 )
 
@@ -146,7 +149,7 @@ func TestForwardsHostHeadersAndRequestID(t *testing.T) {
 
 	first := get(t, f.url+"/api/v1/listings").body["requestId"].(string)
 	second := get(t, f.url+"/api/v1/listings").body["requestId"].(string)
-	if len(first) != requestIDLen || first == second {
+	if len(first) != reqid.Len || first == second {
 		t.Fatalf("generated request ids %q and %q", first, second)
 	}
 }
@@ -236,13 +239,13 @@ func TestNoCORSOnPreflight(t *testing.T) {
 
 func TestHealthAndReadiness(t *testing.T) {
 	t.Parallel()
-	ready := false
+	var ready atomic.Bool
 	f := newFixture(t, Options{Ready: func(context.Context) (bool, map[string]string) {
 		state := "starting"
-		if ready {
+		if ready.Load() {
 			state = "ready"
 		}
-		return ready, map[string]string{"auth": "ready", "catalog": state}
+		return ready.Load(), map[string]string{"auth": "ready", "catalog": state}
 	}}, nil)
 
 	if a := get(t, f.url+"/healthz"); a.status != 200 {
@@ -253,7 +256,7 @@ func TestHealthAndReadiness(t *testing.T) {
 		t.Fatalf("readyz while starting: %d %v", a.status, a.body)
 	}
 	checkOwnHeaders(t, a)
-	ready = true
+	ready.Store(true)
 	a = get(t, f.url+"/readyz")
 	if a.status != 200 || a.body["status"] != "ready" || a.body["services"].(map[string]any)["catalog"] != "ready" {
 		t.Fatalf("readyz when ready: %d %v", a.status, a.body)
@@ -331,21 +334,62 @@ func TestRelaysEarlyAnswerToUnreadBody(t *testing.T) {
 	}
 }
 
+// A service may close a kept-alive connection just as the ingress sends a
+// request on it. The upstream here answers the first request of every
+// connection and hangs up on the second without a word: a request that can
+// be sent again is, on a second connection; one that cannot answers 502.
 func TestRetriesIdleConnectionTheServiceClosed(t *testing.T) {
 	t.Parallel()
-	up := httptest.NewUnstartedServer(echo("catalog"))
-	up.Start()
-	defer up.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	var dialled, hungUp atomic.Int32
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			dialled.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				body := `{"service":"catalog","uri":"` + req.RequestURI + `"}`
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+				if _, err := http.ReadRequest(br); err == nil {
+					hungUp.Add(1)
+				}
+			}()
+		}
+	}()
 	f := newFixture(t, Options{}, nil)
-	f.in.SetUpstream("catalog", up.Listener.Addr().String())
-	if a := get(t, f.url+"/api/v1/listings"); a.status != 200 {
+	f.in.SetUpstream("catalog", l.Addr().String())
+
+	if a := get(t, f.url+"/api/v1/listings?n=1"); a.status != 200 {
 		t.Fatalf("first: %d", a.status)
 	}
-	// The service drops its idle keep-alive connections.
-	up.CloseClientConnections()
-	time.Sleep(50 * time.Millisecond)
-	if a := get(t, f.url+"/api/v1/listings"); a.status != 200 || a.body["service"] != "catalog" {
-		t.Fatalf("after the service closed idle connections: %d %v", a.status, a.body)
+	a := get(t, f.url+"/api/v1/listings?n=2")
+	if a.status != 200 || a.body["uri"] != "/api/v1/listings?n=2" {
+		t.Fatalf("GET on a connection the service closed: %d %v", a.status, a.body)
+	}
+	if hungUp.Load() != 1 || dialled.Load() != 2 {
+		t.Fatalf("the service hung up %d times and saw %d connections; want the retry on a second connection", hungUp.Load(), dialled.Load())
+	}
+
+	// A POST is not sent twice: the hang-up answers 502.
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/api/v1/listings?n=3", strings.NewReader(`{}`))
+	if a := do(t, req); a.status != 502 || a.body["error"] != "bad_gateway" {
+		t.Fatalf("POST on a connection the service closed: %d %v", a.status, a.body)
+	}
+	if hungUp.Load() != 2 || dialled.Load() != 2 {
+		t.Fatalf("after the POST: %d hang-ups, %d connections; want it sent once", hungUp.Load(), dialled.Load())
 	}
 }
 
@@ -381,7 +425,17 @@ func TestHeadAndNoContent(t *testing.T) {
 
 func TestConcurrentRequestsShareConnections(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Options{}, map[string]http.Handler{"catalog": echo("catalog")})
+	up := httptest.NewUnstartedServer(echo("catalog"))
+	var conns atomic.Int32
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	up.Start()
+	t.Cleanup(up.Close)
+	f := newFixture(t, Options{}, nil)
+	f.in.SetUpstream("catalog", up.Listener.Addr().String())
 	errs := make(chan error, 20)
 	for i := range 20 {
 		go func() {
@@ -406,6 +460,12 @@ func TestConcurrentRequestsShareConnections(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+	// 500 requests, at most 20 at a time: kept-alive connections carry
+	// them (a few more than 20 may open while a finished exchange hands its
+	// connection back).
+	if n := conns.Load(); n > 40 {
+		t.Fatalf("the service saw %d connections for 500 requests, 20 at a time", n)
 	}
 }
 

@@ -1,8 +1,13 @@
 // Package smtpsink is the dev stack's mail server: it accepts every message
-// sent to it over SMTP, keeps what a developer wants to check (recipient,
-// subject, when, which org and inquiry it was about) in a JSON file, and lists
+// sent to it over SMTP (spoken by github.com/emersion/go-smtp), keeps each
+// message's raw bytes and what a developer wants to check (recipient, subject,
+// readable body, locale, when, which org and inquiry it was about), and lists
 // them per org through the dev-only admin route
 // GET /admin/v1/orgs/{orgId}/emails.
+//
+// On disk, under the sink's directory: messages.jsonl, one JSON line per
+// message (appended as it arrives), and raw/<id>.eml, the message exactly as
+// it was received (after SMTP's dot-unstuffing).
 package smtpsink
 
 import (
@@ -13,26 +18,37 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
+	"log"
 	"net"
 	"net/http"
-	"net/mail"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+	"github.com/google/uuid"
+
+	"quarters.dev/pkg/jsonresp"
 )
 
 // Message is what the sink keeps of one received email.
 type Message struct {
-	To         string    `json:"to"`
-	Subject    string    `json:"subject"`
+	ID        string `json:"id"`
+	To        string `json:"to"`
+	Subject   string `json:"subject"`
+	Body      string `json:"body"`
+	Locale    string `json:"locale"`
+	OrgID     string `json:"orgId"`
+	InquiryID string `json:"inquiryId"`
+	// SentAt is the Date header, or the arrival time without one.
 	SentAt     time.Time `json:"sentAt"`
-	OrgID      string    `json:"orgId"`
-	InquiryID  string    `json:"inquiryId"`
 	ReceivedAt time.Time `json:"receivedAt"`
+	// Problem says why the body could not be decoded, if it could not.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Headers the bookings service sets on the mail it sends.
@@ -42,9 +58,17 @@ const (
 )
 
 const (
-	maxMessageBytes = 30 << 20
-	maxKept         = 10000
-	commandTimeout  = 5 * time.Minute
+	// MaxMessageBytes bounds one message (DATA section); larger ones are
+	// refused with 552 and never held in memory.
+	MaxMessageBytes = 30 << 20
+	// MaxLineLength is RFC 5321's limit on a line, CRLF included; a longer
+	// line is refused and ends the session.
+	MaxLineLength = 1000
+	// maxKept bounds the messages kept; the oldest go first.
+	maxKept        = 10000
+	commandTimeout = 5 * time.Minute
+	indexFile      = "messages.jsonl"
+	legacyFile     = "messages.json"
 )
 
 // Sink is a running SMTP sink.
@@ -52,30 +76,28 @@ type Sink struct {
 	// Addr is the SMTP listen address ("127.0.0.1:port").
 	Addr string
 
-	file       string
+	dir        string
 	adminToken []byte
-	l          net.Listener
+	server     *smtp.Server
+	listener   net.Listener
+	served     chan struct{}
+	inflight   sync.WaitGroup
+	stopOnce   sync.Once
 
 	mu       sync.Mutex
 	messages []Message
-
-	wg    sync.WaitGroup
-	conns sync.Map // net.Conn → struct{}
+	lines    int // lines in the index file, to know when to compact it
 }
 
 // Start listens on addr ("127.0.0.1:0" for a free port) and keeps messages
-// in dir/messages.json, loading the ones kept by an earlier run.
+// under dir, loading the ones kept by an earlier run.
 func Start(dir, addr, adminToken string) (*Sink, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "raw"), 0o755); err != nil {
 		return nil, fmt.Errorf("create SMTP sink dir: %w", err)
 	}
-	s := &Sink{file: filepath.Join(dir, "messages.json"), adminToken: []byte(adminToken)}
-	if b, err := os.ReadFile(s.file); err == nil {
-		if err := json.Unmarshal(b, &s.messages); err != nil {
-			return nil, fmt.Errorf("read %s: %w", s.file, err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read SMTP sink messages: %w", err)
+	s := &Sink{dir: dir, adminToken: []byte(adminToken), served: make(chan struct{})}
+	if err := s.load(); err != nil {
+		return nil, err
 	}
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -84,17 +106,35 @@ func Start(dir, addr, adminToken string) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SMTP sink listen: %w", err)
 	}
-	s.l, s.Addr = l, l.Addr().String()
-	s.wg.Add(1)
-	go s.accept()
+	s.Addr = l.Addr().String()
+	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &session{sink: s}, nil }))
+	srv.Domain = "quarters-dev"
+	srv.MaxMessageBytes = MaxMessageBytes
+	srv.MaxLineLength = MaxLineLength
+	srv.MaxRecipients = 100
+	srv.AllowInsecureAuth = true
+	srv.EnableSMTPUTF8 = true
+	srv.ReadTimeout = commandTimeout
+	srv.WriteTimeout = commandTimeout
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	s.server, s.listener = srv, l
+	go func() {
+		defer close(s.served)
+		_ = srv.Serve(l)
+	}()
 	return s, nil
 }
 
-// Stop closes the listener and every open session and waits for them.
+// Stop closes the listener and every open session, and waits for messages
+// being stored. It is safe to call more than once.
 func (s *Sink) Stop() {
-	s.l.Close()
-	s.conns.Range(func(k, _ any) bool { k.(net.Conn).Close(); return true })
-	s.wg.Wait()
+	s.stopOnce.Do(func() {
+		_ = s.server.Close()
+		// Close misses a listener that Serve has not registered yet.
+		_ = s.listener.Close()
+		<-s.served
+		s.inflight.Wait()
+	})
 }
 
 // Messages returns the messages about orgID, newest first.
@@ -107,8 +147,8 @@ func (s *Sink) Messages(orgID string) []Message {
 		}
 	}
 	s.mu.Unlock()
-	// Messages are kept in arrival order; a stable sort keeps the later
-	// arrival first among equal send times.
+	// Messages are kept in arrival order; reversing and then a stable sort
+	// keeps the later arrival first among equal send times.
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
@@ -116,221 +156,166 @@ func (s *Sink) Messages(orgID string) []Message {
 	return out
 }
 
-func (s *Sink) accept() {
-	defer s.wg.Done()
-	for {
-		c, err := s.l.Accept()
-		if err != nil {
-			return
-		}
-		s.wg.Add(1)
-		s.conns.Store(c, struct{}{})
-		go func() {
-			defer s.wg.Done()
-			defer s.conns.Delete(c)
-			defer c.Close()
-			s.session(c)
-		}()
-	}
+// RawPath is where the raw bytes of message id are kept.
+func (s *Sink) RawPath(id string) string {
+	return filepath.Join(s.dir, "raw", id+".eml")
 }
 
-// session speaks enough SMTP for Go's net/smtp and common mailers: EHLO or
-// HELO, optional AUTH (anything is accepted), MAIL, RCPT, DATA, RSET, NOOP,
-// QUIT.
-func (s *Sink) session(c net.Conn) {
-	br := bufio.NewReader(c)
-	bw := bufio.NewWriter(c)
-	reply := func(lines ...string) bool {
-		for _, l := range lines {
-			bw.WriteString(l)
-			bw.WriteString("\r\n")
-		}
-		return bw.Flush() == nil
-	}
-	readLine := func() (string, bool) {
-		c.SetReadDeadline(time.Now().Add(commandTimeout))
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return "", false
-		}
-		return strings.TrimRight(line, "\r\n"), true
-	}
-	if !reply("220 quarters-dev SMTP sink ready") {
-		return
-	}
-	var rcpts []string
-	for {
-		line, ok := readLine()
-		if !ok {
-			return
-		}
-		verb, arg, _ := strings.Cut(line, " ")
-		switch strings.ToUpper(verb) {
-		case "EHLO":
-			ok = reply("250-quarters-dev", "250-8BITMIME", "250-SMTPUTF8", fmt.Sprintf("250-SIZE %d", maxMessageBytes), "250 AUTH PLAIN LOGIN")
-		case "HELO":
-			ok = reply("250 quarters-dev")
-		case "AUTH":
-			mech, initial, _ := strings.Cut(arg, " ")
-			switch strings.ToUpper(mech) {
-			case "PLAIN":
-				if initial == "" {
-					if !reply("334 ") {
-						return
-					}
-					if _, ok = readLine(); !ok {
-						return
-					}
-				}
-				ok = reply("235 2.7.0 accepted")
-			case "LOGIN":
-				if initial == "" {
-					if !reply("334 VXNlcm5hbWU6") {
-						return
-					}
-					if _, ok = readLine(); !ok {
-						return
-					}
-				}
-				if !reply("334 UGFzc3dvcmQ6") {
-					return
-				}
-				if _, ok = readLine(); !ok {
-					return
-				}
-				ok = reply("235 2.7.0 accepted")
-			default:
-				ok = reply("504 5.5.4 unrecognised authentication type")
-			}
-		case "MAIL":
-			rcpts = rcpts[:0]
-			ok = reply("250 2.1.0 ok")
-		case "RCPT":
-			addr := strings.TrimSpace(arg)
-			if i := strings.IndexByte(addr, ':'); i >= 0 {
-				addr = strings.TrimSpace(addr[i+1:])
-			}
-			if i := strings.IndexByte(addr, '>'); i >= 0 {
-				addr = addr[:i]
-			}
-			rcpts = append(rcpts, strings.TrimPrefix(addr, "<"))
-			ok = reply("250 2.1.5 ok")
-		case "DATA":
-			if len(rcpts) == 0 {
-				ok = reply("503 5.5.1 RCPT first")
-				break
-			}
-			if !reply("354 end data with <CR><LF>.<CR><LF>") {
-				return
-			}
-			data, err := readData(br, c)
-			if err != nil {
-				if errors.Is(err, errTooLarge) {
-					ok = reply("552 5.3.4 message too large")
-					break
-				}
-				return
-			}
-			if err := s.store(rcpts, data); err != nil {
-				ok = reply("451 4.3.0 " + err.Error())
-				break
-			}
-			rcpts = rcpts[:0]
-			ok = reply("250 2.0.0 queued")
-		case "RSET":
-			rcpts = rcpts[:0]
-			ok = reply("250 2.0.0 ok")
-		case "NOOP":
-			ok = reply("250 2.0.0 ok")
-		case "VRFY":
-			ok = reply("252 2.1.5 cannot verify")
-		case "QUIT":
-			reply("221 2.0.0 bye")
-			return
-		default:
-			ok = reply("502 5.5.2 command not implemented")
-		}
-		if !ok {
-			return
-		}
-	}
+// session is one SMTP session; go-smtp calls it per command.
+type session struct {
+	sink  *Sink
+	rcpts []string
 }
 
-var errTooLarge = errors.New("message too large")
+var _ smtp.AuthSession = (*session)(nil)
 
-// readData reads a DATA section up to the lone dot, undoing dot-stuffing.
-func readData(br *bufio.Reader, c net.Conn) ([]byte, error) {
-	var buf bytes.Buffer
-	for {
-		c.SetReadDeadline(time.Now().Add(commandTimeout))
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			buf.Write(line)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if string(line) == ".\r\n" || string(line) == ".\n" {
-			break
-		}
-		if len(line) > 1 && line[0] == '.' {
-			line = line[1:]
-		}
-		if buf.Len()+len(line) > maxMessageBytes {
-			// Keep reading to the end so the session stays in step.
-			for {
-				line, err := br.ReadSlice('\n')
-				if err != nil && err != bufio.ErrBufferFull {
-					return nil, err
-				}
-				if string(line) == ".\r\n" || string(line) == ".\n" {
-					return nil, errTooLarge
-				}
-			}
-		}
-		buf.Write(line)
-	}
-	return buf.Bytes(), nil
+func (ss *session) AuthMechanisms() []string { return []string{sasl.Plain} }
+
+// Auth accepts any credentials: the sink is a local development tool.
+func (ss *session) Auth(string) (sasl.Server, error) {
+	return sasl.NewPlainServer(func(string, string, string) error { return nil }), nil
 }
 
-func (s *Sink) store(rcpts []string, data []byte) error {
+func (ss *session) Mail(string, *smtp.MailOptions) error { ss.rcpts = ss.rcpts[:0]; return nil }
+
+func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ss.rcpts = append(ss.rcpts, to)
+	return nil
+}
+
+func (ss *session) Data(r io.Reader) error {
+	ss.sink.inflight.Add(1)
+	defer ss.sink.inflight.Done()
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		if errors.Is(err, smtp.ErrTooLongLine) {
+			return &smtp.SMTPError{Code: 500, EnhancedCode: smtp.EnhancedCode{5, 5, 2},
+				Message: fmt.Sprintf("Line longer than %d bytes (CRLF included)", MaxLineLength)}
+		}
+		return err // go-smtp's own errors (552 too large) pass through
+	}
+	if err := ss.sink.store(ss.rcpts, raw); err != nil {
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: err.Error()}
+	}
+	return nil
+}
+
+func (ss *session) Reset()        { ss.rcpts = ss.rcpts[:0] }
+func (ss *session) Logout() error { return nil }
+
+// store keeps one received message.
+func (s *Sink) store(rcpts []string, raw []byte) error {
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	m := Message{To: strings.Join(rcpts, ", "), SentAt: now, ReceivedAt: now}
-	if msg, err := mail.ReadMessage(bytes.NewReader(data)); err == nil {
-		dec := mime.WordDecoder{}
-		subject := msg.Header.Get("Subject")
-		if d, err := dec.DecodeHeader(subject); err == nil {
-			subject = d
-		}
-		m.Subject = subject
-		m.OrgID = strings.TrimSpace(msg.Header.Get(HeaderOrg))
-		m.InquiryID = strings.TrimSpace(msg.Header.Get(HeaderInquiry))
-		if d, err := msg.Header.Date(); err == nil {
-			m.SentAt = d.UTC()
-		}
+	m := decode(raw)
+	m.ID = uuid.NewString()
+	m.To = strings.Join(rcpts, ", ")
+	m.ReceivedAt = now
+	if m.SentAt.IsZero() {
+		m.SentAt = now
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.messages = append(s.messages, m)
-	if len(s.messages) > maxKept {
-		s.messages = append([]Message(nil), s.messages[len(s.messages)-maxKept:]...)
+	if err := os.WriteFile(s.RawPath(m.ID), raw, 0o644); err != nil {
+		return fmt.Errorf("save message: %w", err)
 	}
-	return s.save()
-}
-
-// save writes the messages file atomically; called with s.mu held.
-func (s *Sink) save() error {
-	b, err := json.Marshal(s.messages)
+	line, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	tmp := s.file + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.append(append(line, '\n')); err != nil {
+		os.Remove(s.RawPath(m.ID))
+		return err
+	}
+	s.messages = append(s.messages, m)
+	if len(s.messages) > maxKept {
+		for _, old := range s.messages[:len(s.messages)-maxKept] {
+			os.Remove(s.RawPath(old.ID))
+		}
+		s.messages = append([]Message(nil), s.messages[len(s.messages)-maxKept:]...)
+	}
+	if s.lines > 2*maxKept {
+		return s.compact()
+	}
+	return nil
+}
+
+// append adds one line to the index file; called with s.mu held.
+func (s *Sink) append(line []byte) error {
+	f, err := os.OpenFile(filepath.Join(s.dir, indexFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
 		return fmt.Errorf("save message: %w", err)
 	}
-	if err := os.Rename(tmp, s.file); err != nil {
+	_, err = f.Write(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("save message: %w", err)
+	}
+	s.lines++
+	return nil
+}
+
+// compact rewrites the index with the kept messages only; called with s.mu
+// held.
+func (s *Sink) compact() error {
+	var b bytes.Buffer
+	for _, m := range s.messages {
+		line, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	file := filepath.Join(s.dir, indexFile)
+	if err := os.WriteFile(file+".tmp", b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("save messages: %w", err)
+	}
+	if err := os.Rename(file+".tmp", file); err != nil {
+		return fmt.Errorf("save messages: %w", err)
+	}
+	s.lines = len(s.messages)
+	return nil
+}
+
+// load reads the index kept by an earlier run; a torn last line (a crash
+// mid-append) is skipped. The single JSON file of earlier versions is
+// converted.
+func (s *Sink) load() error {
+	f, err := os.Open(filepath.Join(s.dir, indexFile))
+	switch {
+	case err == nil:
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 2*MaxMessageBytes)
+		for sc.Scan() {
+			s.lines++
+			var m Message
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				s.messages = append(s.messages, m)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("read SMTP sink messages: %w", err)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("read SMTP sink messages: %w", err)
+	}
+	legacy := filepath.Join(s.dir, legacyFile)
+	if b, err := os.ReadFile(legacy); err == nil {
+		var old []Message
+		if err := json.Unmarshal(b, &old); err != nil {
+			return fmt.Errorf("read %s: %w", legacy, err)
+		}
+		s.messages = append(old, s.messages...)
+		if err := s.compact(); err != nil {
+			return err
+		}
+		return os.Remove(legacy)
+	}
+	if len(s.messages) > maxKept {
+		s.messages = s.messages[len(s.messages)-maxKept:]
 	}
 	return nil
 }
@@ -341,8 +326,11 @@ func (s *Sink) Handler() http.Handler {
 }
 
 type emailJSON struct {
+	ID        string `json:"id"`
 	To        string `json:"to"`
 	Subject   string `json:"subject"`
+	Body      string `json:"body"`
+	Locale    string `json:"locale"`
 	SentAt    string `json:"sentAt"`
 	InquiryID string `json:"inquiryId"`
 }
@@ -350,21 +338,22 @@ type emailJSON struct {
 func (s *Sink) serveEmails(w http.ResponseWriter, r *http.Request) {
 	orgID, ok := orgOfPath(r.URL.Path)
 	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "message": "no such path"})
+		jsonresp.Error(w, http.StatusNotFound, "not_found", "no such path")
 		return
 	}
 	token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !found || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), s.adminToken) != 1 {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized", "message": "a valid admin bearer token is required"})
+		jsonresp.Error(w, http.StatusUnauthorized, "unauthorized", "a valid admin bearer token is required")
 		return
 	}
 	msgs := s.Messages(orgID)
 	out := make([]emailJSON, len(msgs))
 	for i, m := range msgs {
-		out[i] = emailJSON{To: m.To, Subject: m.Subject, SentAt: m.SentAt.UTC().Format("2006-01-02T15:04:05.000Z"), InquiryID: m.InquiryID}
+		out[i] = emailJSON{ID: m.ID, To: m.To, Subject: m.Subject, Body: m.Body, Locale: m.Locale,
+			SentAt: m.SentAt.UTC().Format("2006-01-02T15:04:05.000Z"), InquiryID: m.InquiryID}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"emails": out})
+	jsonresp.Write(w, http.StatusOK, map[string]any{"emails": out})
 }
 
 // orgOfPath extracts orgId from /admin/v1/orgs/{orgId}/emails.
@@ -378,14 +367,4 @@ func orgOfPath(p string) (string, bool) {
 		return "", false
 	}
 	return org, true
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, _ := json.Marshal(v)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	w.Write(b)
-	io.WriteString(w, "\n")
 }

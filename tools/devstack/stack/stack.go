@@ -231,6 +231,8 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		"QUARTERS_WEBHOOK_ALLOW_HTTP=" + fmt.Sprint(cfg.WebhookAllowHTTP),
 		"QUARTERS_WEBHOOK_ALLOW_PRIVATE=" + fmt.Sprint(cfg.WebhookAllowPrivate),
 		"QUARTERS_SMTP_ADDR=" + s.SMTPAddr,
+		"QUARTERS_SMTP_URL=smtp://" + s.SMTPAddr,
+		"QUARTERS_DASHBOARD_URL=" + s.IngressURL + "/dashboard",
 		"QUARTERS_PUBLIC_URL=" + s.IngressURL,
 	}
 	var procs []*services.Process

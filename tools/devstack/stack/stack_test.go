@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,12 +64,13 @@ func testConfig(dataDir string, out io.Writer, specs ...services.Spec) Config {
 	c := config.Defaults()
 	c.Listen = "127.0.0.1:0"
 	c.DataDir = dataDir
-	return Config{Config: c, Services: specs, Output: out, RedisBinary: "-", StopGrace: 5 * time.Second, ReadyTimeout: 20 * time.Second}
+	// A non-nil list: exactly these run, and no real service is built.
+	return Config{Config: c, Services: append([]services.Spec{}, specs...), Output: out, RedisBinary: "-", StopGrace: 5 * time.Second, ReadyTimeout: 20 * time.Second}
 }
 
 func start(t *testing.T, cfg Config) *Stack {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s, err := Start(ctx, cfg)
 	if err != nil {
@@ -158,7 +159,8 @@ func TestStackRunsServicesBehindTheIngress(t *testing.T) {
 	a = call(t, "GET", s.AdminURL+"/orgs/org_1/emails", s.AdminToken, "")
 	emails, _ := a.body["emails"].([]any)
 	if a.status != 200 || len(emails) != 1 || emails[0].(map[string]any)["inquiryId"] != "inq_1" ||
-		emails[0].(map[string]any)["to"] != "guest@example.com" {
+		emails[0].(map[string]any)["to"] != "guest@example.com" || emails[0].(map[string]any)["body"] != "Thanks.\n" ||
+		emails[0].(map[string]any)["subject"] != "We received your inquiry" {
 		t.Fatalf("emails: %d %v", a.status, a.body)
 	}
 	if a := call(t, "GET", s.AdminURL+"/orgs/org_1/emails", "", ""); a.status != 401 || a.body["error"] != "unauthorized" {
@@ -218,7 +220,9 @@ func TestCrashedServiceIsReportedAndAnswers503(t *testing.T) {
 func TestServiceThatIsNeverReady(t *testing.T) {
 	t.Parallel()
 	out := &output{}
-	cfg := testConfig(t.TempDir(), out, svc("catalog", "TESTSVC_NOT_READY=1"))
+	// auth runs and is ready, so only QUARTERS_DEMO=0 keeps the demo org
+	// from being seeded.
+	cfg := testConfig(t.TempDir(), out, svc("auth"), svc("catalog", "TESTSVC_NOT_READY=1"))
 	cfg.ReadyTimeout = 500 * time.Millisecond
 	cfg.Demo = false
 	s := start(t, cfg)
@@ -226,11 +230,16 @@ func TestServiceThatIsNeverReady(t *testing.T) {
 		t.Fatalf("output:\n%s", out)
 	}
 	a := call(t, "GET", s.IngressURL+"/readyz", "", "")
-	if a.status != 503 || a.body["services"].(map[string]any)["catalog"] != services.Starting {
+	svcs := a.body["services"].(map[string]any)
+	if a.status != 503 || svcs["catalog"] != services.Starting || svcs["auth"] != services.Ready {
 		t.Fatalf("readyz: %d %v", a.status, a.body)
 	}
-	if _, err := os.Stat(filepath.Join(cfg.DataDir, "demo.json")); err == nil {
-		t.Fatal("demo seeded with QUARTERS_DEMO=0")
+	// Running but not ready, it is routed to, so its own answers explain.
+	if a := call(t, "GET", s.BaseURL+"/listings", "", ""); a.status != 200 || a.body["service"] != "catalog" {
+		t.Fatalf("GET listings: %d %v", a.status, a.body)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, "demo.json")); err == nil || s.Demo != nil || strings.Contains(out.String(), "demo org:") {
+		t.Fatalf("demo seeded with QUARTERS_DEMO=0 (demo.json: %v):\n%s", err, out)
 	}
 }
 
@@ -248,10 +257,13 @@ func TestRefusesSecondStackOnSameDataAndBusyPort(t *testing.T) {
 	if _, err := Start(ctx, cfg); err == nil || !strings.Contains(err.Error(), "QUARTERS_LISTEN") {
 		t.Fatalf("busy port: %v", err)
 	}
-	// The failed start released what it took: its port is free again.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// The failed start released what it took: its data dir is free again.
+	f, err := os.OpenFile(filepath.Join(cfg.DataDir, ".lock"), os.O_RDWR, 0)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the failed start did not lock its data dir first: %v", err)
 	}
-	l.Close()
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("the failed start still holds its data dir: %v", err)
+	}
 }

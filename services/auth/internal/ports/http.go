@@ -15,6 +15,7 @@ import (
 	"quarters.dev/pkg/apperr"
 	"quarters.dev/pkg/authn"
 	"quarters.dev/pkg/httpx"
+	"quarters.dev/pkg/openapi"
 	"quarters.dev/services/auth/internal/app"
 	"quarters.dev/services/auth/internal/domain"
 )
@@ -22,12 +23,21 @@ import (
 // TokenPath is the token exchange route.
 const TokenPath = "/api/v1/oauth2/token"
 
+// The OpenAPI documents' routes: the public one needs no credentials, the
+// admin one the admin token.
+const (
+	PublicDocumentPath = "/api/v1/openapi.json"
+	AdminDocumentPath  = "/admin/v1/openapi.json"
+)
+
 // Routes installs the auth service's routes on e.
 func Routes(e *gin.Engine, svc *app.Service, adminToken string) {
 	e.POST(TokenPath, tokenHandler(svc))
+	e.GET(PublicDocumentPath, gin.WrapH(openapi.MustPublic()))
 
 	h := &admin{svc: svc}
 	a := e.Group("/admin/v1", authn.Admin(adminToken))
+	a.GET("/openapi.json", gin.WrapH(openapi.MustAdmin()))
 	a.POST("/orgs", h.createOrg)
 	a.GET("/orgs/:orgId", h.getOrg)
 	a.PATCH("/orgs/:orgId", h.updateOrg)

@@ -13,6 +13,7 @@ import (
 	"quarters.dev/pkg/extmongo"
 	"quarters.dev/pkg/extredis"
 	"quarters.dev/pkg/outbox"
+	"quarters.dev/pkg/stores"
 	"quarters.dev/services/auth/internal/adapters"
 	"quarters.dev/services/auth/internal/app"
 	"quarters.dev/services/auth/internal/ports"
@@ -32,28 +33,26 @@ type Config struct {
 // Build connects the auth service's stores and returns the service.
 func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*bootstrap.App, error) {
 	return func(ctx context.Context, rt *bootstrap.Runtime) (*bootstrap.App, error) {
-		client, db, err := extmongo.Connect(ctx, cfg.Mongo.URI, cfg.Mongo.DatabaseFor(rt.Name))
+		st, err := stores.Open(ctx, rt.Name, stores.Config{Mongo: &cfg.Mongo, Redis: &cfg.Redis, Kafka: &cfg.Kafka})
 		if err != nil {
 			return nil, err
 		}
-		rdb, err := extredis.Connect(ctx, cfg.Redis.URL)
-		if err != nil {
-			return nil, err
-		}
+		db := st.DB
 		orgTopic := cfg.Kafka.Topic("orgs")
 		if err := extkafka.EnsureTopics(ctx, cfg.Kafka.Brokers, extkafka.TopicSpec{Name: orgTopic, Partitions: 4}); err != nil {
+			_ = st.Close(ctx)
 			return nil, fmt.Errorf("prepare topics: %w", err)
 		}
-		writer := extkafka.NewWriter(cfg.Kafka.Brokers)
 
-		relay := outbox.NewRelay(writer, outbox.Config{Logger: rt.Log, Registerer: rt.Registry},
+		relay := outbox.NewRelay(st.Writer, outbox.Config{Logger: rt.Log, Registerer: rt.Registry},
 			adapters.OrgCollection(db))
 		orgs := adapters.NewOrgs(db, adapters.OrgEvents(orgTopic), relay.Notify)
 		creds, err := adapters.NewCredentials(ctx, db)
 		if err != nil {
+			_ = st.Close(ctx)
 			return nil, err
 		}
-		tokens := authn.NewStore(rdb)
+		tokens := authn.NewStore(st.Redis)
 		svc := &app.Service{Orgs: orgs, Credentials: creds, Tokens: tokens}
 		n, err := svc.SyncTokens(ctx)
 		if err != nil {
@@ -64,21 +63,15 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 		e := rt.HTTP(ports.BodyLimits)
 		ports.Routes(e, svc, cfg.AdminToken)
 		return &bootstrap.App{
-			API: e,
-			Ready: map[string]func(context.Context) error{
-				"mongodb": extmongo.Check(db),
-				"redis":   extredis.Check(rdb),
-				"kafka":   extkafka.Check(cfg.Kafka.Brokers),
-			},
+			API:   e,
+			Ready: st.Ready(),
 			Workers: []func(context.Context) error{
 				relay.Run,
 				func(ctx context.Context) error { return syncLoop(ctx, rt, svc, cfg.CredentialSync) },
 			},
 			Closers: []func(context.Context) error{
-				func(context.Context) error { return writer.Close() },
 				func(context.Context) error { return tokens.Close() },
-				func(context.Context) error { return rdb.Close() },
-				client.Disconnect,
+				st.Close,
 			},
 		}, nil
 	}

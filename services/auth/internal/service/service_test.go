@@ -37,10 +37,9 @@ func startWithRedis(t *testing.T, redisURL string) *harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	k := testenv.Kafka(t)
 	cfg := &service.Config{AdminToken: adminToken}
-	cfg.Mongo.URI = testenv.MongoURI(t)
-	cfg.Kafka.Brokers, cfg.Kafka.TopicPrefix = k.Brokers, "quarters."
+	cfg.Mongo.URI, cfg.Mongo.Database = testenv.MongoURI(t), testenv.Database(t)
+	cfg.Kafka.Brokers, cfg.Kafka.TopicPrefix = testenv.KafkaBrokers(t), testenv.TopicPrefix(t)
 	cfg.Redis.URL = redisURL
 	rt := &bootstrap.Runtime{Name: "auth", Log: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()}
 	app, err := service.Build(cfg)(ctx, rt)
@@ -297,7 +296,7 @@ func TestOrgEventsArePublishedWithFullState(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	reader := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: h.cfg.Kafka.Brokers, Topic: "quarters.orgs", GroupID: "test-" + id,
+		Brokers: h.cfg.Kafka.Brokers, Topic: h.cfg.Kafka.Topic("orgs"), GroupID: "test-" + id,
 		StartOffset: kafka.FirstOffset, MaxWait: 200 * time.Millisecond,
 	})
 	defer reader.Close()

@@ -30,6 +30,10 @@ type Listing struct {
 	Translations map[string]Description
 	Images       []Image
 	PublishedAt  time.Time
+	// OwnerName is the lessor agreements name. It travels with the listing
+	// events for the property identity on reservations and is never part of
+	// the public Listing.
+	OwnerName string
 }
 
 // Address of a listing.
@@ -45,6 +49,30 @@ type Address struct {
 
 // RoomKind classifies a room.
 type RoomKind string
+
+// The room kinds.
+const (
+	RoomBedroom      RoomKind = "bedroom"
+	RoomLivingRoom   RoomKind = "living_room"
+	RoomFullBathroom RoomKind = "full_bathroom"
+	RoomHalfBathroom RoomKind = "half_bathroom"
+	RoomOther        RoomKind = "other"
+)
+
+// RoomKinds lists every room kind, in the spec's order.
+var RoomKinds = []RoomKind{RoomBedroom, RoomLivingRoom, RoomFullBathroom, RoomHalfBathroom, RoomOther}
+
+// BedTypes lists every bed type, in the spec's order.
+var BedTypes = []string{"unspecified", "single", "double", "queen", "king", "bunk_bed", "sofa_bed", "crib"}
+
+// Rate bases of listing pricing.
+const (
+	RateMonthly = "monthly"
+	RateNightly = "nightly"
+)
+
+// Currency is the only currency listings are priced in.
+const Currency = "EUR"
 
 // Room of a listing.
 type Room struct {
@@ -99,4 +127,15 @@ type Image struct {
 	Regular   string
 	Large     string
 	Original  string
+}
+
+// ListingState is what the public view needs of a property: its version and
+// its published snapshot.
+type ListingState struct {
+	ID      string
+	OrgID   string
+	Version int64
+	// Listing is nil when the property is not published (never, unpublished
+	// or deleted).
+	Listing *Listing
 }

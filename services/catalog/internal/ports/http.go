@@ -12,22 +12,36 @@ import (
 	"quarters.dev/pkg/apperr"
 	"quarters.dev/pkg/authn"
 	"quarters.dev/pkg/httpx"
+	"quarters.dev/services/catalog/internal/app"
 	"quarters.dev/services/catalog/internal/domain"
 )
 
-// Listings reads published snapshots of the caller's organisation.
+// Listings reads the rendered published snapshots of the caller's
+// organisation.
 type Listings interface {
-	// List returns the rendered `{listings: [...]}` body.
+	// List returns the `{listings: [...]}` body.
 	List(orgID string) []byte
-	Get(orgID, id string) (domain.Listing, bool)
+	// Get returns the `{listing: ...}` body.
+	Get(orgID, id string) ([]byte, bool)
 }
 
-// Routes installs the catalog's public routes behind authentication.
-func Routes(e *gin.Engine, auth gin.HandlerFunc, listings Listings) {
+// Routes installs the catalog's public routes behind authentication and its
+// admin routes behind the admin token. Every other path or method answers
+// the JSON 404 of pkg/httpx.
+func Routes(e *gin.Engine, auth, adminAuth gin.HandlerFunc, listings Listings, svc *app.Service) {
 	h := &public{listings: listings}
 	api := e.Group("/api/v1", auth)
 	api.GET("/listings", h.list)
 	api.GET("/listings/:id", h.get)
+
+	a := &admin{svc: svc}
+	g := e.Group("/admin/v1/orgs/:orgId/properties", adminAuth)
+	g.POST("", a.create)
+	g.GET("/:propertyId", a.get)
+	g.PUT("/:propertyId", a.replace)
+	g.DELETE("/:propertyId", a.delete)
+	g.POST("/:propertyId/publish", a.publish)
+	g.POST("/:propertyId/unpublish", a.unpublish)
 }
 
 type public struct{ listings Listings }
@@ -38,26 +52,18 @@ func (h *public) list(c *gin.Context) {
 
 func (h *public) get(c *gin.Context) {
 	id := c.Param("id")
-	l, ok := h.listings.Get(authn.FromContext(c).OrgID, id)
+	body, ok := h.listings.Get(authn.FromContext(c).OrgID, id)
 	if !ok {
 		httpx.Error(c, apperr.NotFoundf("No listing %s.", id))
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"listing": ListingOut(l)})
+	c.Data(http.StatusOK, jsonType, body)
 }
 
 const jsonType = "application/json; charset=utf-8"
 
-// RenderList renders the list response of an organisation's listings.
-func RenderList(ls []domain.Listing) ([]byte, error) {
-	out := make([]ListingJSON, len(ls))
-	for i := range ls {
-		out[i] = ListingOut(ls[i])
-	}
-	return json.Marshal(struct {
-		Listings []ListingJSON `json:"listings"`
-	}{out})
-}
+// RenderListing renders one snapshot as the public Listing object.
+func RenderListing(l domain.Listing) ([]byte, error) { return json.Marshal(ListingOut(l)) }
 
 // ListingJSON is the public Listing resource.
 type ListingJSON struct {
@@ -113,8 +119,8 @@ type BedJSON struct {
 type PricingJSON struct {
 	Currency         string  `json:"currency"`
 	MonthlyRateCents *int64  `json:"monthlyRateCents"`
-	NightlyRateCents *int64  `json:"nightlyRateCents"`
-	RateBasis        *string `json:"rateBasis"`
+	NightlyRateCents *int64  `json:"nightlyRateCents,omitempty"`
+	RateBasis        *string `json:"rateBasis,omitempty"`
 	DepositCents     *int64  `json:"depositCents"`
 	UtilitiesCents   *int64  `json:"utilitiesCents"`
 	FurnitureCents   *int64  `json:"furnitureCents"`
@@ -165,19 +171,12 @@ func ListingOut(l domain.Listing) ListingJSON {
 		Amenities:    append([]string{}, l.Amenities...),
 		Description:  DescriptionJSON(l.Description),
 		Translations: make(map[string]DescriptionJSON, len(l.Translations)),
-		Rooms:        make([]RoomJSON, 0, len(l.Rooms)),
+		Rooms:        roomsOut(l.Rooms),
 		Images:       make([]ImageJSON, 0, len(l.Images)),
 		PublishedAt:  l.PublishedAt.UTC(),
 	}
 	if j.Pricing.Currency == "" {
 		j.Pricing.Currency = "EUR"
-	}
-	for _, r := range l.Rooms {
-		room := RoomJSON{Kind: string(r.Kind), Name: r.Name, Beds: make([]BedJSON, 0, len(r.Beds))}
-		for _, b := range r.Beds {
-			room.Beds = append(room.Beds, BedJSON(b))
-		}
-		j.Rooms = append(j.Rooms, room)
 	}
 	for k, v := range l.Translations {
 		j.Translations[k] = DescriptionJSON(v)

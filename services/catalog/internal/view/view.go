@@ -1,46 +1,50 @@
 // Package view keeps the published listings of every organisation in memory,
-// with each organisation's list response rendered once per change, so that
-// reading the catalog costs no store round trip. MongoDB stays the record:
-// the view is loaded from it at start, kept current by the catalog's own
-// writes (write-through) and reloaded periodically as a safety net.
+// each listing's response and each organisation's list response rendered once
+// per change, so that reading the catalog costs no store round trip.
+//
+// MongoDB stays the record: the view is loaded from it at start and then kept
+// current by the catalog's own listing events, which every process reads in
+// full, and by the process's own writes. The view knows the version of every
+// property, published or not, and applies a state only when it is newer, so
+// the order in which a write and its event arrive does not matter.
 package view
 
 import (
-	"context"
+	"bytes"
 	"sort"
 	"sync"
 
 	"quarters.dev/services/catalog/internal/domain"
 )
 
-// Render turns an organisation's listings, sorted by nickname then id, into
-// the list response body.
-type Render func([]domain.Listing) ([]byte, error)
+// Render returns the JSON object of one listing as the public API shows it.
+type Render func(domain.Listing) ([]byte, error)
 
 // View is safe for concurrent use.
 type View struct {
 	render Render
 
-	mu    sync.RWMutex
-	orgs  map[string]*org
-	empty []byte
-	// gen counts writes; a reload that overlapped one is discarded, so that
-	// it cannot bring back a state older than a write it did not see.
-	gen uint64
+	mu       sync.RWMutex
+	versions map[string]int64
+	orgs     map[string]*org
+}
+
+type entry struct {
+	listing domain.Listing
+	json    []byte // the listing object
+	body    []byte // {"listing": ...}
 }
 
 type org struct {
-	byID map[string]domain.Listing
-	body []byte
+	byID map[string]*entry
+	body []byte // {"listings": [...]}
 }
 
+var emptyList = []byte(`{"listings":[]}`)
+
 // New returns an empty view.
-func New(render Render) (*View, error) {
-	empty, err := render(nil)
-	if err != nil {
-		return nil, err
-	}
-	return &View{render: render, orgs: map[string]*org{}, empty: empty}, nil
+func New(render Render) *View {
+	return &View{render: render, versions: map[string]int64{}, orgs: map[string]*org{}}
 }
 
 // List returns the rendered list response of an organisation.
@@ -50,126 +54,113 @@ func (v *View) List(orgID string) []byte {
 	if o := v.orgs[orgID]; o != nil {
 		return o.body
 	}
-	return v.empty
+	return emptyList
 }
 
-// Get returns one listing of an organisation.
-func (v *View) Get(orgID, id string) (domain.Listing, bool) {
+// Get returns the rendered response of one listing of an organisation.
+func (v *View) Get(orgID, id string) ([]byte, bool) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	o := v.orgs[orgID]
-	if o == nil {
-		return domain.Listing{}, false
-	}
-	l, ok := o.byID[id]
-	return l, ok
-}
-
-// Put adds or replaces a listing.
-func (v *View) Put(l domain.Listing) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.gen++
-	o := v.orgs[l.OrgID]
-	byID := map[string]domain.Listing{}
-	if o != nil {
-		for k, x := range o.byID {
-			byID[k] = x
+	if o := v.orgs[orgID]; o != nil {
+		if e := o.byID[id]; e != nil {
+			return e.body, true
 		}
 	}
-	byID[l.ID] = l
-	return v.setOrg(l.OrgID, byID)
+	return nil, false
 }
 
-// Delete removes a listing; removing an absent one is a no-op.
-func (v *View) Delete(orgID, id string) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.gen++
-	o := v.orgs[orgID]
-	if o == nil {
-		return nil
+// Apply takes the states that are newer than what the view holds and
+// reports how many it took. Each organisation touched is rendered once.
+func (v *View) Apply(states ...domain.ListingState) (int, error) {
+	// Render outside the lock: the snapshots are immutable.
+	type change struct {
+		st    domain.ListingState
+		entry *entry
 	}
-	if _, ok := o.byID[id]; !ok {
-		return nil
-	}
-	byID := make(map[string]domain.Listing, len(o.byID))
-	for k, x := range o.byID {
-		if k != id {
-			byID[k] = x
+	var changes []change
+	v.mu.RLock()
+	for _, st := range states {
+		if st.Version > v.versions[st.ID] {
+			changes = append(changes, change{st: st})
 		}
 	}
-	return v.setOrg(orgID, byID)
+	v.mu.RUnlock()
+	for i := range changes {
+		l := changes[i].st.Listing
+		if l == nil {
+			continue
+		}
+		js, err := v.render(*l)
+		if err != nil {
+			return 0, err
+		}
+		body := make([]byte, 0, len(js)+12)
+		body = append(append(append(body, `{"listing":`...), js...), '}')
+		changes[i].entry = &entry{listing: *l, json: js, body: body}
+	}
+
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	dirty := map[string]bool{}
+	n := 0
+	for _, c := range changes {
+		st := c.st
+		if st.Version <= v.versions[st.ID] { // a newer state won meanwhile
+			continue
+		}
+		n++
+		v.versions[st.ID] = st.Version
+		o := v.orgs[st.OrgID]
+		if c.entry == nil {
+			if o != nil && o.byID[st.ID] != nil {
+				delete(o.byID, st.ID)
+				dirty[st.OrgID] = true
+			}
+			continue
+		}
+		if o == nil {
+			o = &org{byID: map[string]*entry{}}
+			v.orgs[st.OrgID] = o
+		}
+		o.byID[st.ID] = c.entry
+		dirty[st.OrgID] = true
+	}
+	for id := range dirty {
+		o := v.orgs[id]
+		if len(o.byID) == 0 {
+			delete(v.orgs, id)
+			continue
+		}
+		o.body = renderList(o.byID)
+	}
+	return n, nil
 }
 
-// setOrg renders and installs an organisation's listings; v.mu is held.
-func (v *View) setOrg(orgID string, byID map[string]domain.Listing) error {
-	if len(byID) == 0 {
-		delete(v.orgs, orgID)
-		return nil
-	}
-	o, err := v.build(byID)
-	if err != nil {
-		return err
-	}
-	v.orgs[orgID] = o
-	return nil
-}
-
-func (v *View) build(byID map[string]domain.Listing) (*org, error) {
-	sorted := make([]domain.Listing, 0, len(byID))
-	for _, l := range byID {
-		sorted = append(sorted, l)
+// renderList joins the rendered listings, sorted by nickname and then id so
+// the order is stable.
+func renderList(byID map[string]*entry) []byte {
+	sorted := make([]*entry, 0, len(byID))
+	size := len(emptyList)
+	for _, e := range byID {
+		sorted = append(sorted, e)
+		size += len(e.json) + 1
 	}
 	sort.Slice(sorted, func(i, j int) bool {
-		if sorted[i].Nickname != sorted[j].Nickname {
-			return sorted[i].Nickname < sorted[j].Nickname
+		a, b := &sorted[i].listing, &sorted[j].listing
+		if a.Nickname != b.Nickname {
+			return a.Nickname < b.Nickname
 		}
-		return sorted[i].ID < sorted[j].ID
+		return a.ID < b.ID
 	})
-	body, err := v.render(sorted)
-	if err != nil {
-		return nil, err
-	}
-	return &org{byID: byID, body: body}, nil
-}
-
-// Source reads every published listing from the record.
-type Source interface {
-	All(ctx context.Context) ([]domain.Listing, error)
-}
-
-// Reload replaces the view with the record's current state. It reports false
-// when a write happened while it read, in which case the view is left as it
-// is and the caller tries again later.
-func (v *View) Reload(ctx context.Context, src Source) (bool, error) {
-	v.mu.RLock()
-	gen := v.gen
-	v.mu.RUnlock()
-	all, err := src.All(ctx)
-	if err != nil {
-		return false, err
-	}
-	grouped := map[string]map[string]domain.Listing{}
-	for _, l := range all {
-		if grouped[l.OrgID] == nil {
-			grouped[l.OrgID] = map[string]domain.Listing{}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	buf.WriteString(`{"listings":[`)
+	for i, e := range sorted {
+		if i > 0 {
+			buf.WriteByte(',')
 		}
-		grouped[l.OrgID][l.ID] = l
+		buf.Write(e.json)
 	}
-	next := make(map[string]*org, len(grouped))
-	for id, byID := range grouped {
-		o, err := v.build(byID)
-		if err != nil {
-			return false, err
-		}
-		next[id] = o
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.gen != gen {
-		return false, nil
-	}
-	v.orgs = next
-	return true, nil
+	buf.WriteString(`]}`)
+	return buf.Bytes()
 }

@@ -1,77 +1,75 @@
 package view
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
 	"quarters.dev/services/catalog/internal/domain"
 )
 
-func render(ls []domain.Listing) ([]byte, error) {
-	names := []string{}
-	for _, l := range ls {
-		names = append(names, l.Nickname)
-	}
-	return json.Marshal(names)
+func render(l domain.Listing) ([]byte, error) { return json.Marshal(l.Nickname + "#" + l.ID) }
+
+func published(id, org, nickname string, version int64) domain.ListingState {
+	return domain.ListingState{ID: id, OrgID: org, Version: version,
+		Listing: &domain.Listing{ID: id, OrgID: org, Nickname: nickname}}
 }
 
-type source []domain.Listing
-
-func (s source) All(context.Context) ([]domain.Listing, error) { return s, nil }
+func gone(id, org string, version int64) domain.ListingState {
+	return domain.ListingState{ID: id, OrgID: org, Version: version}
+}
 
 func TestViewKeepsEachOrgSortedAndRendered(t *testing.T) {
 	t.Parallel()
-	v, err := New(render)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := string(v.List("o1")); got != "[]" {
+	v := New(render)
+	if got := string(v.List("o1")); got != `{"listings":[]}` {
 		t.Fatalf("empty org: %s", got)
 	}
-	_ = v.Put(domain.Listing{ID: "b", OrgID: "o1", Nickname: "Beta"})
-	_ = v.Put(domain.Listing{ID: "a", OrgID: "o1", Nickname: "Alpha"})
-	_ = v.Put(domain.Listing{ID: "c", OrgID: "o2", Nickname: "Aaa"})
-	if got := string(v.List("o1")); got != `["Alpha","Beta"]` {
+	if _, err := v.Apply(published("b", "o1", "Beta", 1), published("a", "o1", "Alpha", 1), published("c", "o2", "Aaa", 1),
+		published("d", "o1", "Beta", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(v.List("o1")); got != `{"listings":["Alpha#a","Beta#b","Beta#d"]}` {
 		t.Fatalf("o1: %s", got)
 	}
-	_ = v.Put(domain.Listing{ID: "a", OrgID: "o1", Nickname: "Zulu"})
-	if got := string(v.List("o1")); got != `["Beta","Zulu"]` {
-		t.Fatalf("after rename: %s", got)
+	if body, ok := v.Get("o1", "a"); !ok || string(body) != `{"listing":"Alpha#a"}` {
+		t.Fatalf("get: %s %v", body, ok)
 	}
 	if _, ok := v.Get("o2", "a"); ok {
 		t.Fatal("listing visible to another org")
 	}
-	_ = v.Delete("o1", "b")
-	_ = v.Delete("o1", "a")
-	if got := string(v.List("o1")); got != "[]" {
-		t.Fatalf("after deletes: %s", got)
+	v.Apply(published("a", "o1", "Zulu", 2))
+	if got := string(v.List("o1")); got != `{"listings":["Beta#b","Beta#d","Zulu#a"]}` {
+		t.Fatalf("after rename: %s", got)
+	}
+	v.Apply(gone("b", "o1", 2), gone("a", "o1", 3), gone("d", "o1", 2))
+	if got := string(v.List("o1")); got != `{"listings":[]}` {
+		t.Fatalf("after removals: %s", got)
+	}
+	if _, ok := v.Get("o1", "a"); ok {
+		t.Fatal("removed listing still served")
 	}
 }
 
-func TestReloadReplacesButNeverOverwritesANewerWrite(t *testing.T) {
+func TestViewAppliesOnlyNewerStates(t *testing.T) {
 	t.Parallel()
-	v, _ := New(render)
-	_ = v.Put(domain.Listing{ID: "gone", OrgID: "o1", Nickname: "Gone"})
-	ok, err := v.Reload(context.Background(), source{{ID: "x", OrgID: "o1", Nickname: "X"}})
-	if err != nil || !ok {
-		t.Fatalf("reload: %v %v", ok, err)
+	v := New(render)
+	v.Apply(published("a", "o1", "Second", 2))
+	// An older publish arriving late, or a redelivery, changes nothing.
+	if n, _ := v.Apply(published("a", "o1", "First", 1), published("a", "o1", "Second again", 2)); n != 0 {
+		t.Fatalf("applied %d stale states", n)
 	}
-	if got := string(v.List("o1")); got != `["X"]` {
-		t.Fatalf("after reload: %s", got)
+	if got := string(v.List("o1")); got != `{"listings":["Second#a"]}` {
+		t.Fatalf("stale state applied: %s", got)
 	}
-	racing := sourceFunc(func() []domain.Listing {
-		_ = v.Put(domain.Listing{ID: "y", OrgID: "o1", Nickname: "Y"})
-		return nil
-	})
-	if ok, _ := v.Reload(context.Background(), racing); ok {
-		t.Fatal("a reload that overlapped a write was applied")
+	// An unpublish is remembered, so the publish it replaced cannot return.
+	v.Apply(gone("a", "o1", 3))
+	v.Apply(published("a", "o1", "Second", 2))
+	if _, ok := v.Get("o1", "a"); ok {
+		t.Fatal("an older publish brought back an unpublished listing")
 	}
-	if got := string(v.List("o1")); got != `["X","Y"]` {
-		t.Fatalf("write lost to a reload: %s", got)
+	// Equal nicknames sort by id.
+	v.Apply(published("a", "o1", "Same", 4), published("0", "o1", "Same", 1))
+	if got := string(v.List("o1")); got != `{"listings":["Same#0","Same#a"]}` {
+		t.Fatalf("after republish: %s", got)
 	}
 }
-
-type sourceFunc func() []domain.Listing
-
-func (f sourceFunc) All(context.Context) ([]domain.Listing, error) { return f(), nil }

@@ -1,61 +1,10 @@
-// Package adapters keeps the catalog's documents in MongoDB.
 package adapters
 
 import (
-	"context"
-	"fmt"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"quarters.dev/pkg/extmongo"
 	"quarters.dev/services/catalog/internal/domain"
 )
-
-// Listings reads published listing snapshots, one document per listing.
-type Listings struct{ coll *mongo.Collection }
-
-// NewListings returns the repository and makes sure its indexes exist.
-func NewListings(ctx context.Context, db *mongo.Database) (*Listings, error) {
-	coll := db.Collection("listings")
-	err := extmongo.EnsureIndexes(ctx, coll, mongo.IndexModel{
-		Keys:    bson.D{{Key: "orgId", Value: 1}, {Key: "nickname", Value: 1}},
-		Options: options.Index().SetName("org_nickname"),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing indexes: %w", err)
-	}
-	return &Listings{coll: coll}, nil
-}
-
-// All returns every published listing.
-func (r *Listings) All(ctx context.Context) ([]domain.Listing, error) {
-	cur, err := r.coll.Find(ctx, bson.D{})
-	if err != nil {
-		return nil, fmt.Errorf("read listings: %w", err)
-	}
-	var docs []listingDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("read listings: %w", err)
-	}
-	out := make([]domain.Listing, len(docs))
-	for i := range docs {
-		out[i] = docs[i].domain()
-	}
-	return out, nil
-}
-
-// Put stores a snapshot, replacing the previous one of the same listing.
-func (r *Listings) Put(ctx context.Context, l domain.Listing) error {
-	d := docOf(l)
-	_, err := r.coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: l.ID}}, d, options.Replace().SetUpsert(true))
-	if err != nil {
-		return fmt.Errorf("store listing %s: %w", l.ID, err)
-	}
-	return nil
-}
 
 type listingDoc struct {
 	ID           string                    `bson:"_id"`
@@ -81,6 +30,7 @@ type listingDoc struct {
 	Translations map[string]descriptionDoc `bson:"translations"`
 	Images       []imageDoc                `bson:"images"`
 	PublishedAt  time.Time                 `bson:"publishedAt"`
+	OwnerName    string                    `bson:"ownerName"`
 }
 
 type addressDoc struct {
@@ -154,6 +104,7 @@ func (d *listingDoc) domain() domain.Listing {
 		Amenities:   d.Amenities,
 		Description: domain.Description(d.Description),
 		PublishedAt: d.PublishedAt.UTC(),
+		OwnerName:   d.OwnerName,
 	}
 	for _, r := range d.Rooms {
 		room := domain.Room{Kind: domain.RoomKind(r.Kind), Name: r.Name}
@@ -186,6 +137,7 @@ func docOf(l domain.Listing) *listingDoc {
 		Amenities:   l.Amenities,
 		Description: descriptionDoc(l.Description),
 		PublishedAt: l.PublishedAt,
+		OwnerName:   l.OwnerName,
 	}
 	for _, r := range l.Rooms {
 		room := roomDoc{Kind: string(r.Kind), Name: r.Name}

@@ -1,0 +1,192 @@
+// Package app holds the catalog's use cases: property drafts and their
+// publication as immutable listing snapshots.
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"quarters.dev/pkg/apperr"
+	"quarters.dev/services/catalog/internal/domain"
+)
+
+// Listing event types.
+const (
+	EventUpdated = "listing.updated"
+	EventDeleted = "listing.deleted"
+)
+
+// Change is what a change to a property produced.
+type Change struct {
+	// Event is the listing event to emit with the change ("" for none).
+	Event string
+	// Skip leaves the stored property as it is.
+	Skip bool
+}
+
+// Properties stores properties. Create and Update write the listing events
+// in the same single-document update as the state.
+type Properties interface {
+	Create(ctx context.Context, p domain.Property) error
+	// Get returns a property of the org; a deleted one, or another org's, is
+	// not found.
+	Get(ctx context.Context, orgID, id string) (domain.Property, error)
+	// Update loads the property, lets change modify it and stores it under a
+	// version guard with the version bumped, retrying on a concurrent change.
+	Update(ctx context.Context, orgID, id string, change func(*domain.Property) (Change, error)) (domain.Property, error)
+}
+
+// Orgs is the catalog's projection of the organisations.
+type Orgs interface {
+	Known(ctx context.Context, orgID string) (bool, error)
+}
+
+// Service is the catalog's application layer.
+type Service struct {
+	Properties Properties
+	Orgs       Orgs
+	Media      domain.Media
+	// OrgWait is how long creating a property for an org the catalog has
+	// not heard of waits for the org's event before answering 404: an org
+	// created a moment ago may still be on its way.
+	OrgWait time.Duration
+	// Changed is told of every stored change, so the process's own view
+	// shows it before the listing event comes back.
+	Changed func(domain.Property)
+	Now     func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC().Truncate(time.Millisecond)
+	}
+	return time.Now().UTC().Truncate(time.Millisecond)
+}
+
+func (s *Service) changed(p domain.Property) {
+	if s.Changed != nil {
+		s.Changed(p)
+	}
+}
+
+// requireOrg answers not found for an org the catalog does not know, after
+// waiting up to OrgWait for it to arrive.
+func (s *Service) requireOrg(ctx context.Context, orgID string) error {
+	deadline := time.Now().Add(s.OrgWait)
+	delay := 20 * time.Millisecond
+	for {
+		ok, err := s.Orgs.Known(ctx, orgID)
+		if err != nil {
+			return fmt.Errorf("look up org %s: %w", orgID, err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().Add(delay).After(deadline) {
+			return apperr.NotFoundf("No organisation %s.", orgID)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 250*time.Millisecond)
+	}
+}
+
+// CreateProperty stores a new draft for an org.
+func (s *Service) CreateProperty(ctx context.Context, orgID string, d domain.Draft) (domain.Property, error) {
+	if err := d.Validate(); err != nil {
+		return domain.Property{}, err
+	}
+	if err := s.requireOrg(ctx, orgID); err != nil {
+		return domain.Property{}, err
+	}
+	now := s.now()
+	p := domain.Property{
+		ID: domain.NewID("prop_"), OrgID: orgID, Version: 1, Draft: d,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.Properties.Create(ctx, p); err != nil {
+		return domain.Property{}, fmt.Errorf("create property: %w", err)
+	}
+	return p, nil
+}
+
+// GetProperty returns a property with its draft.
+func (s *Service) GetProperty(ctx context.Context, orgID, id string) (domain.Property, error) {
+	return s.Properties.Get(ctx, orgID, id)
+}
+
+// ReplaceDraft replaces a property's draft. The published snapshot stays as
+// it is until the next publish.
+func (s *Service) ReplaceDraft(ctx context.Context, orgID, id string, d domain.Draft) (domain.Property, error) {
+	if err := d.Validate(); err != nil {
+		return domain.Property{}, err
+	}
+	now := s.now()
+	return s.Properties.Update(ctx, orgID, id, func(p *domain.Property) (Change, error) {
+		p.Draft = d
+		p.UpdatedAt = now
+		return Change{}, nil
+	})
+}
+
+// Publish freezes the draft into a new snapshot and emits listing.updated.
+func (s *Service) Publish(ctx context.Context, orgID, id string) (domain.Listing, error) {
+	now := s.now()
+	p, err := s.Properties.Update(ctx, orgID, id, func(p *domain.Property) (Change, error) {
+		if err := p.Publish(now, s.Media); err != nil {
+			return Change{}, err
+		}
+		p.UpdatedAt = now
+		return Change{Event: EventUpdated}, nil
+	})
+	if err != nil {
+		return domain.Listing{}, err
+	}
+	s.changed(p)
+	return *p.Listing, nil
+}
+
+// Unpublish takes the listing out of the public API and emits
+// listing.deleted; unpublishing a property that is not published changes
+// nothing.
+func (s *Service) Unpublish(ctx context.Context, orgID, id string) error {
+	now := s.now()
+	p, err := s.Properties.Update(ctx, orgID, id, func(p *domain.Property) (Change, error) {
+		if p.Listing == nil {
+			return Change{Skip: true}, nil
+		}
+		p.Listing = nil
+		p.UpdatedAt = now
+		return Change{Event: EventDeleted}, nil
+	})
+	if err != nil {
+		return err
+	}
+	s.changed(p)
+	return nil
+}
+
+// DeleteProperty deletes a property, emitting listing.deleted if it was
+// published. It is kept as a tombstone so that its version keeps ordering
+// the listing events.
+func (s *Service) DeleteProperty(ctx context.Context, orgID, id string) error {
+	now := s.now()
+	p, err := s.Properties.Update(ctx, orgID, id, func(p *domain.Property) (Change, error) {
+		ch := Change{}
+		if p.Listing != nil {
+			ch.Event = EventDeleted
+		}
+		p.Deleted = true
+		p.UpdatedAt = now
+		return ch, nil
+	})
+	if err != nil {
+		return err
+	}
+	s.changed(p)
+	return nil
+}
