@@ -36,7 +36,10 @@ type Step struct {
 // DefaultSteps create the demo org, a credential set for it and the demo
 // data of every service.
 func DefaultSteps() []Step {
-	return append(BaseSteps(), CatalogSteps()...)
+	steps := BaseSteps()
+	steps = append(steps, CatalogSteps()...)
+	steps = append(steps, AvailabilitySteps()...)
+	return append(steps, BookingsSteps()...)
 }
 
 // BaseSteps create the demo org and a credential set for it.
@@ -44,7 +47,6 @@ func BaseSteps() []Step {
 	return []Step{
 		{Name: "create the demo org", Run: createOrg},
 		{Name: "create demo credentials", Run: createCredentials},
-		AvailabilitySteps()[0],
 	}
 }
 

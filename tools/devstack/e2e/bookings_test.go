@@ -47,6 +47,8 @@ func bookingsListing(t *testing.T, orgID, nickname string, c *client.Client) str
 		"address":   map[string]any{"street": "Rua Augusta 1", "postalCode": "1100-048", "city": "Lisbon", "country": "PT"},
 		"pricing":   map[string]any{"monthlyRateCents": 150000, "utilitiesCents": 12000, "furnitureCents": 3000, "depositCents": 300000, "rateBasis": "monthly"},
 		"ownerName": "Baixa Imóveis Lda.",
+		"images": []any{map[string]any{"isPrimary": true, "caption": nil, "sortOrder": 1, "width": 800, "height": 600,
+			"bytes": 1000, "url": "https://uploads.quarters.dev/e2e/bookings.jpg"}},
 	})
 	deadline := time.Now().Add(60 * time.Second)
 	var id string

@@ -233,7 +233,8 @@ func TestWebhooksFollowTheProduct(t *testing.T) {
 	r.secret = secret
 	r.mu.Unlock()
 
-	a := admin(t, "POST", "/orgs/"+org+"/properties", `{"nickname":"Canal Loft","address":{"city":"Amsterdam","country":"NL"},"timezone":"Europe/Amsterdam"}`)
+	a := admin(t, "POST", "/orgs/"+org+"/properties", `{"nickname":"Canal Loft","address":{"city":"Amsterdam","country":"NL"},"timezone":"Europe/Amsterdam",`+
+		`"images":[{"isPrimary":true,"caption":null,"sortOrder":1,"width":800,"height":600,"bytes":1000,"url":"https://uploads.quarters.dev/e2e/loft.jpg"}]}`)
 	requireService(t, a, "catalog admin")
 	if a.status != 201 {
 		t.Fatalf("create property: %d %s", a.status, a.raw)

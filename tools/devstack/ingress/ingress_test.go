@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -317,20 +318,32 @@ func TestStreamsLargeBodies(t *testing.T) {
 	}
 }
 
+// A service that refuses a large body without reading it (and closes the
+// connection, as the services do) must reach the client as its own answer:
+// the ingress asks before sending a large body (Expect: 100-continue), so
+// it never writes into a connection the service is resetting.
 func TestRelaysEarlyAnswerToUnreadBody(t *testing.T) {
 	t.Parallel()
+	var expects sync.Map
 	f := newFixture(t, Options{}, map[string]http.Handler{
 		"agreements": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			expects.Store(r.Header.Get("Expect"), true)
 			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Connection", "close")
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
 			io.WriteString(w, `{"error":"payload_too_large","message":"document over 25 MB"}`)
 		}),
 	})
 	body := bytes.Repeat([]byte("x"), 30<<20)
-	req, _ := http.NewRequest(http.MethodPut, f.url+"/api/v1/reservations/r1/agreement/document", bytes.NewReader(body))
-	a := do(t, req)
-	if a.status != 413 || a.body["error"] != "payload_too_large" {
-		t.Fatalf("got %d %v", a.status, a.body)
+	for i := range 5 {
+		req, _ := http.NewRequest(http.MethodPut, f.url+"/api/v1/reservations/r1/agreement/document", bytes.NewReader(body))
+		a := do(t, req)
+		if a.status != 413 || a.body["error"] != "payload_too_large" {
+			t.Fatalf("attempt %d: got %d %v", i, a.status, a.body)
+		}
+	}
+	if _, ok := expects.Load("100-continue"); !ok {
+		t.Fatal("the large body was sent without asking the service first")
 	}
 }
 

@@ -41,8 +41,15 @@ func newTransport(timeout time.Duration) *http.Transport {
 		DisableCompression: true,
 		ReadBufferSize:     16 << 10,
 		WriteBufferSize:    16 << 10,
+		// A service that neither answers nor asks for the body of an
+		// `Expect: 100-continue` request within this gets it anyway.
+		ExpectContinueTimeout: time.Second,
 	}
 }
+
+// expectContinueAbove is the body size from which a request asks the
+// service before sending the body (bodies of unknown length ask too).
+const expectContinueAbove = 64 << 10
 
 // newProxy returns the reverse proxy for one service at addr.
 func (in *Ingress) newProxy(service, addr string) *httputil.ReverseProxy {
@@ -59,6 +66,13 @@ func (in *Ingress) newProxy(service, addr string) *httputil.ReverseProxy {
 			pr.SetXForwarded()
 			if id := pr.In.Header[reqid.Header]; len(id) == 0 || !reqid.Valid(id[0]) {
 				pr.Out.Header[reqid.Header] = []string{in.reqIDs.Next()}
+			}
+			// A large body waits for the service's go-ahead: a service
+			// that refuses it (413, 401...) answers before any of it is
+			// sent, instead of resetting the connection under a body it
+			// will never read, which would turn its answer into a 502.
+			if pr.Out.ContentLength > expectContinueAbove || pr.Out.ContentLength < 0 {
+				pr.Out.Header.Set("Expect", "100-continue")
 			}
 		},
 		Transport:      in.transport,

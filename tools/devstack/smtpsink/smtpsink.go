@@ -326,7 +326,6 @@ func (s *Sink) Handler() http.Handler {
 }
 
 type emailJSON struct {
-	ID        string `json:"id"`
 	To        string `json:"to"`
 	Subject   string `json:"subject"`
 	Body      string `json:"body"`
@@ -350,7 +349,7 @@ func (s *Sink) serveEmails(w http.ResponseWriter, r *http.Request) {
 	msgs := s.Messages(orgID)
 	out := make([]emailJSON, len(msgs))
 	for i, m := range msgs {
-		out[i] = emailJSON{ID: m.ID, To: m.To, Subject: m.Subject, Body: m.Body, Locale: m.Locale,
+		out[i] = emailJSON{To: m.To, Subject: m.Subject, Body: m.Body, Locale: m.Locale,
 			SentAt: m.SentAt.UTC().Format("2006-01-02T15:04:05.000Z"), InquiryID: m.InquiryID}
 	}
 	jsonresp.Write(w, http.StatusOK, map[string]any{"emails": out})

@@ -66,6 +66,9 @@ func start(t *testing.T, now func() time.Time) *harness {
 	t.Cleanup(cancel)
 	cfg := &service.Config{AdminToken: adminToken, ConsumerGroup: "availability", Now: now}
 	useStores(t, cfg)
+	// A group of its own: tests running side by side never rebalance
+	// each other's consumers.
+	cfg.ConsumerGroup = cfg.Kafka.TopicPrefix + "availability"
 	rt := &bootstrap.Runtime{Name: "availability", Log: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()}
 	app, err := service.Build(cfg)(ctx, rt)
 	if err != nil {

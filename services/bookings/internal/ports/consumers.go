@@ -117,6 +117,12 @@ func handleAgreement(ctx context.Context, svc *app.Service, value []byte) error 
 		return nil
 	}
 	resID := env.GetAggregateId()
+	if ev.GetAgreement() != nil && !ev.GetCurrent() {
+		// A superseded version, or a late report on one: only the
+		// agreements service's history records it; the booking keeps its
+		// current agreement.
+		return nil
+	}
 	var a *domain.Agreement
 	if pa := ev.GetAgreement(); pa != nil {
 		if resID == "" {

@@ -258,7 +258,7 @@ func TestAgreementEventsConfirmReservedBookings(t *testing.T) {
 	reserved := mk("reserved", "2025-01-01", "2025-02-01")
 	sentOnly := mk("reserved", "2025-03-01", "2025-04-01")
 	inquiry := mk("inquiry", "2025-05-01", "2025-06-01")
-	agreement := func(resID string, version int64, status eventsv1.AgreementStatus) {
+	agreement := func(resID string, version int64, status eventsv1.AgreementStatus, current bool) {
 		now := timestamppb.Now()
 		a := &eventsv1.Agreement{Id: "agr_" + resID, OrgId: org, ReservationId: resID, Version: 1,
 			Provider: eventsv1.AgreementProvider_AGREEMENT_PROVIDER_QUARTERS, Status: status, TemplateName: str("standard"),
@@ -267,14 +267,17 @@ func TestAgreementEventsConfirmReservedBookings(t *testing.T) {
 		if status == eventsv1.AgreementStatus_AGREEMENT_STATUS_COMPLETED {
 			a.CompletedAt = now
 		}
-		h.publish("agreements", resID, &eventsv1.AgreementEvent{Envelope: envelope("agreement.updated", org, resID, version), Agreement: a})
+		h.publish("agreements", resID, &eventsv1.AgreementEvent{Envelope: envelope("agreement.updated", org, resID, version), Agreement: a, Current: current})
 	}
-	agreement(reserved, 1, eventsv1.AgreementStatus_AGREEMENT_STATUS_SENT)
-	agreement(reserved, 2, eventsv1.AgreementStatus_AGREEMENT_STATUS_COMPLETED)
-	agreement(sentOnly, 1, eventsv1.AgreementStatus_AGREEMENT_STATUS_SENT)
-	agreement(inquiry, 1, eventsv1.AgreementStatus_AGREEMENT_STATUS_COMPLETED)
+	agreement(reserved, 1, eventsv1.AgreementStatus_AGREEMENT_STATUS_SENT, true)
+	agreement(reserved, 2, eventsv1.AgreementStatus_AGREEMENT_STATUS_COMPLETED, true)
+	agreement(sentOnly, 1, eventsv1.AgreementStatus_AGREEMENT_STATUS_SENT, true)
+	// A version that is no longer current completes late: the booking
+	// keeps its current agreement and stays reserved.
+	agreement(sentOnly, 2, eventsv1.AgreementStatus_AGREEMENT_STATUS_COMPLETED, false)
+	agreement(inquiry, 1, eventsv1.AgreementStatus_AGREEMENT_STATUS_COMPLETED, true)
 	// A stale redelivery of the first report changes nothing.
-	agreement(reserved, 1, eventsv1.AgreementStatus_AGREEMENT_STATUS_SENT)
+	agreement(reserved, 1, eventsv1.AgreementStatus_AGREEMENT_STATUS_SENT, true)
 
 	var res map[string]any
 	h.eventually("reserved booking confirmed", func() bool {
@@ -297,8 +300,8 @@ func TestAgreementEventsConfirmReservedBookings(t *testing.T) {
 		res = obj(h.public(tok, "GET", "/reservations/"+sentOnly, "").body["reservation"])
 		return res["agreement"] != nil
 	})
-	if res["status"] != "reserved" || res["confirmedAt"] != nil {
-		t.Fatalf("a sent agreement changed the booking: %v", res)
+	if res["status"] != "reserved" || res["confirmedAt"] != nil || obj(res["agreement"])["status"] != "sent" {
+		t.Fatalf("a sent agreement, or a late report on an earlier one, changed the booking: %v", res)
 	}
 	res = obj(h.public(tok, "GET", "/reservations/"+inquiry, "").body["reservation"])
 	if res["status"] != "inquiry" {

@@ -49,8 +49,10 @@ type harness struct {
 
 func testConfig(e env) *service.Config {
 	cfg := &service.Config{
-		AdminToken:             adminToken,
-		ConsumerGroup:          "webhook-dispatcher",
+		AdminToken: adminToken,
+		// A group of its own: tests running side by side never rebalance
+		// each other's consumers.
+		ConsumerGroup:          e.prefix + "webhook-dispatcher",
 		HeaderPrefix:           "legacy",
 		AllowPrivate:           true,
 		Timeout:                10 * time.Second,

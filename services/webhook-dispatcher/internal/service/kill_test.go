@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -60,6 +61,7 @@ func runBinary(t *testing.T, bin string, e env) *process {
 	p.cmd.Env = append(os.Environ(),
 		"QUARTERS_MONGO_URI="+e.mongoURI, "QUARTERS_MONGO_DATABASE="+e.database,
 		"QUARTERS_KAFKA_BROKERS="+strings.Join(e.brokers, ","), "QUARTERS_KAFKA_TOPIC_PREFIX="+e.prefix,
+		"QUARTERS_WEBHOOK_CONSUMER_GROUP="+e.prefix+"webhook-dispatcher",
 		"QUARTERS_ADMIN_TOKEN="+adminToken,
 		"QUARTERS_WEBHOOK_ALLOW_HTTP=true", "QUARTERS_WEBHOOK_ALLOW_PRIVATE=true",
 		"QUARTERS_WEBHOOK_SCAN_INTERVAL=1s", "QUARTERS_WEBHOOK_INTERRUPTED_AFTER=12s",
@@ -111,10 +113,21 @@ func TestKilledMidStream(t *testing.T) {
 	defer w.Close()
 	publish := func(kind, key string, m proto.Message) {
 		b, _ := proto.Marshal(m)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := w.WriteMessages(ctx, kafka.Message{Topic: e.prefix + kind, Key: []byte(key), Value: b}); err != nil {
-			t.Errorf("publish: %v", err)
+		// A broker may still be spreading a new topic's metadata: an
+		// unknown topic is retried until the deadline.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err := w.WriteMessages(ctx, kafka.Message{Topic: e.prefix + kind, Key: []byte(key), Value: b})
+			cancel()
+			if err == nil {
+				return
+			}
+			if !unknownTopic(err) || time.Now().After(deadline) {
+				t.Errorf("publish: %v", err)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	org := "org_killtest"
@@ -219,4 +232,19 @@ func TestKilledMidStream(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d delivered; the kill interrupted %d attempt(s)", len(got), n, n-len(got))
+}
+
+// unknownTopic reports whether a write failed only because the broker did
+// not know the topic yet.
+func unknownTopic(err error) bool {
+	var we kafka.WriteErrors
+	if errors.As(err, &we) {
+		for _, e := range we {
+			if e != nil && !errors.Is(e, kafka.UnknownTopicOrPartition) {
+				return false
+			}
+		}
+		return true
+	}
+	return errors.Is(err, kafka.UnknownTopicOrPartition)
 }
