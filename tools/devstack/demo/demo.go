@@ -42,6 +42,25 @@ func DefaultSteps() []Step {
 	return append(steps, BookingsSteps()...)
 }
 
+// StepsFor are the steps of DefaultSteps whose services are running: the
+// base steps (auth), then those of the catalog, availability and bookings
+// that are in running. Availability and bookings need published listings,
+// so they follow the catalog's steps only.
+func StepsFor(running map[string]bool) []Step {
+	steps := BaseSteps()
+	if !running["catalog"] {
+		return steps
+	}
+	steps = append(steps, CatalogSteps()...)
+	if running["availability"] {
+		steps = append(steps, AvailabilitySteps()...)
+	}
+	if running["bookings"] {
+		steps = append(steps, BookingsSteps()...)
+	}
+	return steps
+}
+
 // BaseSteps create the demo org and a credential set for it.
 func BaseSteps() []Step {
 	return []Step{

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The examples of docs/api.md are recorded by TestAPIDocExamples: each one is
@@ -38,6 +40,12 @@ type example struct {
 	out    string   // a file the answer is saved to (curl -o)
 	hdr    []string // further request headers
 	save   func(a answer, v map[string]string)
+	// until, when set, repeats the request (for up to eventWait) until the
+	// answer satisfies it: what another service learns through events
+	// shows after a moment, and the example records the settled answer.
+	until func(a answer) bool
+	// vary names further fields whose values differ from run to run.
+	vary []string
 }
 
 var pdfBytes = []byte("%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n")
@@ -111,7 +119,8 @@ func apiExamples() []example {
 
 		// Calendar blocks.
 		{api: admin, op: "POST /orgs/{orgId}/properties/{propertyId}/blocks", method: "POST", path: "/orgs/$ORG_ID/properties/$LISTING_ID/blocks", auth: "admin", ctype: "application/json",
-			body: `{"start":"2027-07-01","end":"2027-07-15","reason":"renovation"}`, save: saveID("BLOCK_ID", "block", "id")},
+			body: `{"start":"2027-07-01","end":"2027-07-15","reason":"renovation"}`, save: saveID("BLOCK_ID", "block", "id"),
+			until: func(a answer) bool { return a.status != 404 }},
 		{api: admin, op: "GET /orgs/{orgId}/properties/{propertyId}/blocks", method: "GET", path: "/orgs/$ORG_ID/properties/$LISTING_ID/blocks", auth: "admin"},
 
 		// Bookings.
@@ -122,14 +131,16 @@ func apiExamples() []example {
 			save: saveID("RESERVATION_ID", "reservation", "id")},
 		{api: admin, op: "PATCH /orgs/{orgId}/reservations/{id}", method: "PATCH", path: "/orgs/$ORG_ID/reservations/$RESERVATION_ID", auth: "admin", ctype: "application/json",
 			body: `{"invoicePaid":true,"notes":"Keys at the front desk."}`},
-		{api: public, op: "GET /listings/{id}/calendar", method: "GET", path: "/listings/$LISTING_ID/calendar?start=2027-02-27&end=2027-03-02", auth: "token"},
+		{api: public, op: "GET /listings/{id}/calendar", method: "GET", path: "/listings/$LISTING_ID/calendar?start=2027-02-27&end=2027-03-02", auth: "token",
+			until: func(a answer) bool { return strings.Contains(a.raw, `"2027-03-01","status":"reserved"`) }},
 		{api: public, op: "GET /listings/{id}/calendar", note: "a span over 1100 days", method: "GET", path: "/listings/$LISTING_ID/calendar?start=2027-01-01&end=2030-12-31", auth: "token"},
 		{api: public, op: "GET /reservations", method: "GET", path: "/reservations?status=reserved,confirmed&sort=updatedAt&limit=10", auth: "token"},
 		{api: public, op: "GET /reservations", note: "an unknown status", method: "GET", path: "/reservations?status=pending", auth: "token"},
 		{api: public, op: "GET /reservations/{id}", method: "GET", path: "/reservations/$RESERVATION_ID", auth: "token"},
 
 		// Agreements.
-		{api: public, op: "GET /reservations/{id}/agreement", note: "none issued yet", method: "GET", path: "/reservations/$RESERVATION_ID/agreement", auth: "token"},
+		{api: public, op: "GET /reservations/{id}/agreement", note: "none issued yet", method: "GET", path: "/reservations/$RESERVATION_ID/agreement", auth: "token",
+			until: func(a answer) bool { return a.status != 404 }},
 		{api: public, op: "PUT /reservations/{id}/agreement", note: "the first report", method: "PUT", path: "/reservations/$RESERVATION_ID/agreement", auth: "token", ctype: "application/json",
 			body: `{"externalId":"env-1001","status":"sent","signers":[{"role":"lessor","name":"Jana Owner","email":"jana@example.com","status":"pending","signingUrl":"https://sign.example.com/env-1001/lessor"},{"role":"lessee","name":"Ada Lovelace","email":"ada@example.com","status":"pending","signingUrl":"https://sign.example.com/env-1001/lessee"}],"documentUrl":null}`},
 		{api: public, op: "PUT /reservations/{id}/agreement", note: "the same envelope, completed", method: "PUT", path: "/reservations/$RESERVATION_ID/agreement", auth: "token", ctype: "application/json",
@@ -146,7 +157,7 @@ func apiExamples() []example {
 		// Inquiries.
 		{api: public, op: "POST /inquiries", method: "POST", path: "/inquiries", auth: "token", ctype: "application/json",
 			body: `{"propertyId":"$LISTING_ID","firstName":"Grace","lastName":"Hopper","email":"grace@example.com","checkIn":"2027-09-01","checkOut":"2027-12-01","adults":2,"message":"Is parking available?","locale":"en","source":"website","metadata":{"utm_source":"newsletter"},"sendConfirmation":false}`,
-			save: saveID("INQUIRY_ID", "id")},
+			save: saveID("INQUIRY_ID", "id"), until: func(a answer) bool { return a.status != 404 }},
 		{api: public, op: "POST /inquiries", note: "a missing last name", method: "POST", path: "/inquiries", auth: "token", ctype: "application/json",
 			body: `{"propertyId":"$LISTING_ID","email":"grace@example.com"}`},
 		{api: admin, op: "GET /orgs/{orgId}/inquiries", method: "GET", path: "/orgs/$ORG_ID/inquiries", auth: "admin"},
@@ -163,7 +174,11 @@ func apiExamples() []example {
 		{api: admin, op: "GET /orgs/{orgId}/webhooks", method: "GET", path: "/orgs/$ORG_ID/webhooks", auth: "admin"},
 		{api: admin, op: "POST /orgs/{orgId}/webhooks/{webhookId}/ping", method: "POST", path: "/orgs/$ORG_ID/webhooks/$WEBHOOK_ID/ping", auth: "admin"},
 		{api: admin, op: "GET /orgs/{orgId}/webhooks/{webhookId}/deliveries", method: "GET", path: "/orgs/$ORG_ID/webhooks/$WEBHOOK_ID/deliveries?limit=1", auth: "admin",
-			save: saveID("DELIVERY_ID", "deliveries", "0", "id")},
+			save: saveID("DELIVERY_ID", "deliveries", "0", "id"), vary: []string{"error", "attemptedAt"},
+			until: func(a answer) bool {
+				l, _ := a.body["deliveries"].([]any)
+				return len(l) > 0 && obj(l[0])["outcome"] != "pending"
+			}},
 		{api: admin, op: "POST /orgs/{orgId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver", method: "POST", path: "/orgs/$ORG_ID/webhooks/$WEBHOOK_ID/deliveries/$DELIVERY_ID/redeliver", auth: "admin"},
 		{api: admin, op: "DELETE /orgs/{orgId}/webhooks/{webhookId}", method: "DELETE", path: "/orgs/$ORG_ID/webhooks/$WEBHOOK_ID", auth: "admin"},
 
@@ -222,6 +237,13 @@ func TestAPIDocExamples(t *testing.T) {
 			hdr = append(hdr, "Authorization", "Bearer "+st.AdminToken)
 		}
 		a := call(t, ex.method, base+path, ex.ctype, body, hdr...)
+		for deadline := time.Now().Add(eventWait); ex.until != nil && !ex.until(a) && time.Now().Before(deadline); {
+			time.Sleep(250 * time.Millisecond)
+			a = call(t, ex.method, base+path, ex.ctype, body, hdr...)
+		}
+		if ex.until != nil && !ex.until(a) {
+			t.Errorf("%s %s: no settled answer within %s: %d %s", ex.method, path, eventWait, a.status, a.raw)
+		}
 		if a.status == 503 && a.body["error"] == "service_unavailable" {
 			msg, _ := a.body["message"].(string)
 			recorded[i] = "(not recorded: " + strings.TrimPrefix(msg, "the ") + " in this build)"
@@ -377,7 +399,7 @@ func renderAnswer(ex example, a answer, vars map[string]string) string {
 		}
 	}
 	raw = instant.ReplaceAllString(raw, `"2027-01-15T09:30:00Z"`)
-	masked, err := mask(raw)
+	masked, err := mask(raw, ex.vary)
 	if err != nil {
 		return head + "\n\n```\n" + raw + "\n```"
 	}
@@ -390,7 +412,7 @@ func renderAnswer(ex example, a answer, vars map[string]string) string {
 
 // mask rewrites a JSON document, keeping its key order, with the values of
 // volatile fields that are not placeholders already replaced by "…".
-func mask(raw string) ([]byte, error) {
+func mask(raw string, vary []string) ([]byte, error) {
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	var out bytes.Buffer
@@ -436,7 +458,7 @@ func mask(raw string) ([]byte, error) {
 			out.WriteByte(']')
 			return err
 		case string:
-			if volatile[key] && !strings.HasPrefix(v, "$") {
+			if (volatile[key] || slices.Contains(vary, key)) && !strings.HasPrefix(v, "$") {
 				v = "…"
 			}
 			b, _ := json.Marshal(v)

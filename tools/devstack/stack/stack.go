@@ -327,19 +327,19 @@ func (s *Stack) seedDemo(ctx context.Context, cfg Config, procs []*services.Proc
 	if !cfg.Demo {
 		return
 	}
-	auth := false
+	running := map[string]bool{}
 	for _, p := range procs {
-		if p.Name == "auth" && !p.Exited() {
-			auth = true
+		if !p.Exited() {
+			running[p.Name] = true
 		}
 	}
-	if !auth {
+	if !running["auth"] {
 		s.console.Printf("demo: not seeded, the auth service is not running")
 		return
 	}
 	steps := cfg.DemoSteps
 	if steps == nil {
-		steps = demo.DefaultSteps()
+		steps = demo.StepsFor(running)
 	}
 	st, err = demo.Seed(ctx, &demo.Client{AdminURL: s.AdminURL, Token: cfg.AdminToken}, steps, file)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"quarters.dev/tools/devstack/config"
+	"quarters.dev/tools/devstack/demo"
 	"quarters.dev/tools/devstack/services"
 )
 
@@ -65,7 +66,9 @@ func testConfig(dataDir string, out io.Writer, specs ...services.Spec) Config {
 	c.Listen = "127.0.0.1:0"
 	c.DataDir = dataDir
 	// A non-nil list: exactly these run, and no real service is built.
-	return Config{Config: c, Services: append([]services.Spec{}, specs...), Output: out, RedisBinary: "-", StopGrace: 5 * time.Second, ReadyTimeout: 20 * time.Second}
+	// The test services answer the base steps' admin calls only.
+	return Config{Config: c, Services: append([]services.Spec{}, specs...), Output: out, RedisBinary: "-", StopGrace: 5 * time.Second, ReadyTimeout: 20 * time.Second,
+		DemoSteps: demo.BaseSteps()}
 }
 
 func start(t *testing.T, cfg Config) *Stack {
