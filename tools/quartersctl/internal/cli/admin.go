@@ -96,9 +96,9 @@ func (a *app) orgsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "orgs", Short: "Create, read and update organisations (admin API)"}
 
 	create := &cobra.Command{
-		Use:     "create",
-		Short:   "Create an organisation",
-		Args:    cobra.NoArgs,
+		Use:   "create",
+		Short: "Create an organisation",
+		Args:  cobra.NoArgs,
 		Example: `  quartersctl orgs create --name "Acme Rentals"
   quartersctl orgs create --name "Acme Rentals" --contract-provider external --inquiry-daily-limit 100 --json`,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -118,9 +118,9 @@ func (a *app) orgsCmd() *cobra.Command {
 	_ = create.MarkFlagRequired("name")
 
 	get := &cobra.Command{
-		Use:     "get [ORG_ID]",
-		Short:   "Show an organisation (default: --org)",
-		Args:    cobra.MaximumNArgs(1),
+		Use:   "get [ORG_ID]",
+		Short: "Show an organisation (default: --org)",
+		Args:  cobra.MaximumNArgs(1),
 		Example: `  quartersctl orgs get org_123
   QUARTERS_ORG=org_123 quartersctl orgs get --json`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -137,9 +137,9 @@ func (a *app) orgsCmd() *cobra.Command {
 	}
 
 	update := &cobra.Command{
-		Use:     "update [ORG_ID]",
-		Short:   "Change an organisation's name, contract provider or inquiry allowance",
-		Args:    cobra.MaximumNArgs(1),
+		Use:   "update [ORG_ID]",
+		Short: "Change an organisation's name, contract provider or inquiry allowance",
+		Args:  cobra.MaximumNArgs(1),
 		Example: `  quartersctl orgs update org_123 --inquiry-daily-limit 1000
   quartersctl --org org_123 orgs update --contract-provider external`,
 		RunE: func(c *cobra.Command, args []string) error {

@@ -75,9 +75,9 @@ func (a *app) tokenCmd() *cobra.Command {
 
 func (a *app) listingsCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:     "listings",
-		Short:   "List the organisation's published listings",
-		Args:    cobra.NoArgs,
+		Use:   "listings",
+		Short: "List the organisation's published listings",
+		Args:  cobra.NoArgs,
 		Example: `  quartersctl listings
   quartersctl listings --json | jq -r '.listings[].id'`,
 		RunE: func(c *cobra.Command, _ []string) error {

@@ -117,7 +117,9 @@ func (a *app) rootCmd() *cobra.Command {
 	for _, k := range []string{"url", "admin-token", "org", "client-id", "client-secret", "json", "timeout"} {
 		_ = a.v.BindPFlag(k, pf.Lookup(k))
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath()) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())
+	})
 
 	root.AddCommand(
 		a.orgsCmd(), a.credentialsCmd(), a.propertiesCmd(), a.blocksCmd(), a.webhooksCmd(),
