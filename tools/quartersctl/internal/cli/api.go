@@ -163,13 +163,13 @@ func (a *app) calendarCmd() *cobra.Command {
 			return show(a, raw, "days", func(ds []client.CalendarDay) error {
 				rows := make([][]string, 0, len(ds))
 				for _, d := range ds {
-					base := ""
+					base := "no"
 					if d.IsBaseMinNights {
-						base = "base"
+						base = "yes"
 					}
 					rows = append(rows, []string{d.Date, d.Status, itoa(d.MinNights), base})
 				}
-				return table(a.out, []string{"DATE", "STATUS", "MIN NIGHTS", "MIN NIGHTS FROM"}, rows)
+				return table(a.out, []string{"DATE", "STATUS", "MIN NIGHTS", "BASE MIN NIGHTS"}, rows)
 			})
 		},
 	}

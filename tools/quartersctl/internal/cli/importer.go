@@ -109,8 +109,8 @@ func (a *app) importCmd() *cobra.Command {
 	return cmd
 }
 
-// importer imports records; prepare runs first, in input order, to key
-// them and to find duplicates within the input.
+// importer imports records: key runs first on every record, in input order,
+// to find duplicates within the input; importOne then runs concurrently.
 type importer interface {
 	key(r record) (string, error)
 	importOne(ctx context.Context, r record, key string) result
@@ -228,8 +228,13 @@ func (a *app) importSummary(kind string, results []result) error {
 				return err
 			}
 		}
-		fmt.Fprintf(a.out, "%s: %d created, %d replaced, %d already there, %d duplicates in input, %d failed\n",
-			kind, counts["created"], counts["replaced"], counts["exists"], counts["duplicate"], counts["failed"])
+		if kind == "properties" {
+			fmt.Fprintf(a.out, "properties: %d created, %d replaced, %d duplicates in input, %d failed\n",
+				counts["created"], counts["replaced"], counts["duplicate"], counts["failed"])
+		} else {
+			fmt.Fprintf(a.out, "reservations: %d created, %d already there, %d duplicates in input, %d failed\n",
+				counts["created"], counts["exists"], counts["duplicate"], counts["failed"])
+		}
 	}
 	if counts["failed"] > 0 {
 		return &partialError{failed: counts["failed"]}
@@ -377,7 +382,7 @@ func (a *app) newReservationImporter(ctx context.Context, ad *adminClient, org s
 		ri.api = api
 		return ri, func() {}, nil
 	}
-	raw, err := ad.post(ctx, orgPath(org, "credentials"), map[string]any{"name": "quartersctl import " + time.Now().UTC().Format(time.RFC3339)})
+	raw, err := ad.post(ctx, orgPath(org, "credentials"), map[string]any{"name": "quartersctl import"})
 	if err != nil {
 		return nil, nil, fmt.Errorf("create a credential set to look up existing reservations: %w", err)
 	}

@@ -26,7 +26,7 @@ func printJSON(w io.Writer, v any) error {
 		raw = b
 	}
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+	if err := json.Indent(&buf, bytes.TrimSpace(raw), "", "  "); err != nil {
 		return err
 	}
 	buf.WriteByte('\n')

@@ -205,10 +205,12 @@ func (a *app) writeProperty(c *cobra.Command, id string) error {
 	if a.jsonOut() {
 		return printJSON(a.out, map[string]json.RawMessage{"property": mustField(raw, "property"), "listing": mustField(lraw, "listing")})
 	}
-	if err := a.printProperty(env.Property); err != nil {
-		return err
+	var l listingSnapshot
+	if err := json.Unmarshal(mustField(lraw, "listing"), &l); err != nil {
+		return fmt.Errorf("decode listing: %w", err)
 	}
-	return show(a, lraw, "listing", a.printListing)
+	env.Property.Published, env.Property.PublishedAt = true, l.PublishedAt
+	return a.printProperty(env.Property)
 }
 
 // mustField is one field of a JSON object, or null.
