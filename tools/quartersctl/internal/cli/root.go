@@ -113,7 +113,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.String("client-secret", "", "client secret of a credential set, for API commands [QUARTERS_CLIENT_SECRET]")
 	pf.String("config", "", "config file (YAML) [QUARTERS_CONFIG]")
 	pf.Bool("json", false, "print the API's JSON instead of a table")
-	pf.Duration("timeout", 30*time.Second, "timeout of each HTTP request")
+	pf.Duration("timeout", 30*time.Second, "timeout of each admin API request (public API requests: 30s) [QUARTERS_TIMEOUT]")
 	for _, k := range []string{"url", "admin-token", "org", "client-id", "client-secret", "json", "timeout"} {
 		_ = a.v.BindPFlag(k, pf.Lookup(k))
 	}
@@ -158,7 +158,6 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	if err := v.ReadInConfig(); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
-	a.http.Timeout = v.GetDuration("timeout")
 	return nil
 }
 
