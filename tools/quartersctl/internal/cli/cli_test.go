@@ -324,8 +324,20 @@ func TestHelp(t *testing.T) {
 	expect(t, s.run("reservations", "--help"), ExitOK, "reservations help")
 	expect(t, s.run("nonsense"), ExitUsage, "unknown command")
 	expect(t, s.run("listings", "--bogus"), ExitUsage, "unknown flag")
-	expect(t, s.run("completion", "bash"), ExitOK, "completion")
 	s.golden("help")
+}
+
+func TestCompletion(t *testing.T) {
+	newSession(t)
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"completion", "bash"}, nil, &out, &errOut); code != ExitOK || !strings.Contains(out.String(), "complete -o default -F __start_quartersctl quartersctl") {
+		t.Errorf("completion bash: exit %d, %d bytes: %s", code, out.Len(), errOut.String())
+	}
+	out.Reset()
+	// Completing a flag's values offers the API's sort keys.
+	if code := Main([]string{"__complete", "reservations", "--sort", ""}, nil, &out, &errOut); code != ExitOK || !strings.Contains(out.String(), "updatedAt\n") {
+		t.Errorf("completion of --sort: exit %d: %q", code, out.String())
+	}
 }
 
 // TestEveryCommandHasHelpAndExamples walks the command tree.
