@@ -267,6 +267,7 @@ func TestImportProperties(t *testing.T) {
 	}
 	dir := filepath.Dir(s.file("drafts/a.yaml", "nickname: A\ntimezone: UTC\naddress: {city: Oslo, country: NO}\n"))
 	s.file("drafts/b.jsonl", `{"nickname":"B","timezone":"UTC","address":{"city":"Oslo","country":"NO"}}`+"\n"+`{"nickname":"C","timezone":"UTC","address":{"city":"Oslo","country":"NO"}}`+"\nnot json\n")
+	s.file("drafts/old.csv.quartersctl-import.json", `{"orgs":{}}`) // the state of an earlier import of one file: not input
 	expect(t, s.run("import", "properties", dir, "--concurrency", "1"), ExitPartial, "directory")
 	delete(s.f.props, "prop_103") // A, deleted outside the import
 	expect(t, s.run("import", "properties", dir, "--concurrency", "1"), ExitPartial, "directory again")

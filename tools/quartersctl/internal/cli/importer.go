@@ -251,11 +251,14 @@ type ledger struct {
 	Orgs map[string]map[string]string `json:"orgs"`
 }
 
+// ledgerSuffix ends the name of an import's state file.
+const ledgerSuffix = ".quartersctl-import.json"
+
 func defaultLedgerPath(input string) string {
 	if info, err := os.Stat(input); err == nil && info.IsDir() {
-		return filepath.Join(input, ".quartersctl-import.json")
+		return filepath.Join(input, ledgerSuffix)
 	}
-	return input + ".quartersctl-import.json"
+	return input + ledgerSuffix
 }
 
 type propertyImporter struct {

@@ -42,7 +42,8 @@ func readRecords(path string) ([]record, error) {
 	for _, e := range entries {
 		switch strings.ToLower(filepath.Ext(e.Name())) {
 		case ".json", ".yaml", ".yml", ".jsonl", ".csv":
-			if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			// Hidden files and the state files of earlier imports are not input.
+			if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !strings.HasSuffix(e.Name(), ledgerSuffix) {
 				names = append(names, e.Name())
 			}
 		}
