@@ -108,7 +108,7 @@ func jsonlRecords(name string, data []byte) []record {
 		}
 		r := record{src: fmt.Sprintf("%s:%d", name, line)}
 		if err := json.Unmarshal([]byte(text), &r.body); err != nil {
-			r.err = err
+			r.err = fmt.Errorf("not a JSON object: %w", err)
 		} else if r.body == nil {
 			r.err = fmt.Errorf("not an object")
 		}
