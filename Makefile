@@ -12,7 +12,7 @@ MODULES = $(shell go list -m -f '{{.Dir}}')
 # The modules that hold Go packages (the tools module only pins tool versions).
 CODE_MODULES = $(filter-out $(CURDIR)/tools,$(MODULES))
 
-.PHONY: help run reset test test-modules lint proto bench images observe
+.PHONY: help run reset test test-modules lint proto bench images observe quartersctl
 
 help: ## List the targets
 	@echo "Targets:"
@@ -27,6 +27,9 @@ run: ## Start the whole product locally: ingress on $QUARTERS_LISTEN (127.0.0.1:
 reset: ## Delete the dev stack's data ($QUARTERS_DATA_DIR, default .devstack)
 	@case "$(QUARTERS_DATA_DIR)" in ""|"/"|"."|"..") echo "refusing to delete QUARTERS_DATA_DIR='$(QUARTERS_DATA_DIR)'"; exit 1;; esac
 	rm -rf -- "$(QUARTERS_DATA_DIR)"
+
+quartersctl: ## Build the command line (admin API, public API, imports, sync) into bin/quartersctl
+	go build -o bin/quartersctl ./tools/quartersctl
 
 test: ## Run the tests of every workspace module, with the embedded stores started once for all of them
 	@go run ./tools/devstack/cmd/testdeps -- $(MAKE) --no-print-directory test-modules
