@@ -162,4 +162,3 @@ func (c *Client) DownloadAgreementDocument(ctx context.Context, reservationID st
 func agreementPath(reservationID string) string {
 	return "/reservations/" + url.PathEscape(reservationID) + "/agreement"
 }
-
