@@ -48,9 +48,7 @@ func (c *Client) ReportAgreement(ctx context.Context, reservationID string, in A
 		return Agreement{}, false, err
 	}
 	defer resp.Body.Close()
-	var out struct {
-		Agreement Agreement `json:"agreement"`
-	}
+	var out AgreementEnvelope
 	if err := decodeJSON(resp.Body, &out); err != nil {
 		return Agreement{}, false, fmt.Errorf("report agreement: %w", err)
 	}
@@ -107,9 +105,7 @@ func (c *Client) UploadAgreementDocument(ctx context.Context, reservationID stri
 		return Agreement{}, err
 	}
 	defer resp.Body.Close()
-	var out struct {
-		Agreement Agreement `json:"agreement"`
-	}
+	var out AgreementEnvelope
 	if err := decodeJSON(resp.Body, &out); err != nil {
 		return Agreement{}, fmt.Errorf("upload agreement document: %w", err)
 	}

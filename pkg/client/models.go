@@ -360,6 +360,12 @@ type Agreement struct {
 	UpdatedAt time.Time         `json:"updatedAt"`
 }
 
+// AgreementEnvelope is the answer of the agreement writes: the current
+// agreement.
+type AgreementEnvelope struct {
+	Agreement Agreement `json:"agreement"`
+}
+
 // ArchivedDocument describes the archived executed PDF of an agreement
 // (DownloadAgreementDocument fetches its bytes).
 type ArchivedDocument struct {
