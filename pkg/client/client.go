@@ -323,6 +323,15 @@ func (c *Client) accessToken(ctx context.Context, stale string) (string, error) 
 	}
 }
 
+// invalidate forgets token if it is the cached one.
+func (c *Client) invalidate(token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.token == token {
+		c.token = ""
+	}
+}
+
 func (c *Client) runExchange(ctx context.Context, f *tokenFlight) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -425,6 +434,9 @@ func (c *Client) send(ctx context.Context, r call) (*http.Response, error) {
 				// The token was revoked or expired early: renew it once,
 				// sharing the renewal with concurrent callers.
 				if r.once {
+					// The body is spent; drop the rejected token so that
+					// the next call starts with a new one.
+					c.invalidate(bearerOf(req))
 					return nil, apiErr
 				}
 				renewed = true

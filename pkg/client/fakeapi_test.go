@@ -46,15 +46,51 @@ type fakeUpload struct {
 }
 
 func newFakeAPI(t testing.TB) *fakeAPI {
+	f := startFakeAPI()
+	t.Cleanup(f.Close)
+	return f
+}
+
+// startFakeAPI starts a fakeAPI; the caller closes it.
+func startFakeAPI() *fakeAPI {
 	f := &fakeAPI{tokens: map[string]bool{}, rows: map[string]fakeRow{}, clock: time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v1/oauth2/token", f.token)
 	mux.HandleFunc("GET /api/v1/reservations", f.auth(f.list))
 	mux.HandleFunc("PUT /api/v1/reservations/{id}/agreement/document", f.auth(f.upload))
 	mux.HandleFunc("GET /api/v1/reservations/{id}/agreement/document", f.auth(f.download))
+	mux.HandleFunc("GET /api/v1/listings", f.auth(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"listings": []any{fakeListing}})
+	}))
+	mux.HandleFunc("GET /api/v1/listings/{id}", f.auth(func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("id") != fakeListing["id"] {
+			writeJSON(w, 404, map[string]any{"error": "not_found", "message": "No published listing has this id."})
+			return
+		}
+		writeJSON(w, 200, map[string]any{"listing": fakeListing})
+	}))
 	f.Server = httptest.NewServer(mux)
-	t.Cleanup(f.Close)
 	return f
+}
+
+var fakeListing = map[string]any{
+	"id": "lst_1", "slug": "loft-alfama", "nickname": "Loft Alfama", "active": true, "isListed": true,
+	"propertyType": "Apartment", "roomType": "Entire home/apt", "timezone": "Europe/Lisbon",
+	"address": map[string]any{"street": nil, "postalCode": "1100-001", "city": "Lisbon", "country": "PT", "area": "Alfama", "latitude": nil, "longitude": nil},
+	"accommodates": 2, "bedrooms": 1, "beds": 1, "bathrooms": 1.5, "squareMeter": 48,
+	"rooms": []any{
+		map[string]any{"kind": "bedroom", "name": "", "beds": []any{map[string]any{"type": "double", "count": 1}}},
+		map[string]any{"kind": "full_bathroom", "name": "", "beds": []any{}},
+		map[string]any{"kind": "half_bathroom", "name": "", "beds": []any{}},
+	},
+	"pricing":     map[string]any{"currency": "EUR", "monthlyRateCents": 150000, "depositCents": 300000, "utilitiesCents": nil, "furnitureCents": 0, "rateBasis": "monthly"},
+	"terms":       map[string]any{"minNights": 30, "maxNights": nil},
+	"amenities":   []any{"wifi", "washer"},
+	"description": map[string]any{"title": "Bright loft", "summary": "<p>Quiet street.</p>", "space": nil, "neighborhood": nil, "access": nil, "notes": nil},
+	"translations": map[string]any{"pt": map[string]any{"title": "Loft luminoso"}},
+	"images":      []any{},
+	"publishedAt": "2026-04-30T09:00:00.000Z",
+	"newField":    "clients ignore fields they do not know",
 }
 
 func (f *fakeAPI) URL() string { return f.Server.URL + "/api/v1" }
