@@ -76,21 +76,21 @@ func startFakeAPI() *fakeAPI {
 var fakeListing = map[string]any{
 	"id": "lst_1", "slug": "loft-alfama", "nickname": "Loft Alfama", "active": true, "isListed": true,
 	"propertyType": "Apartment", "roomType": "Entire home/apt", "timezone": "Europe/Lisbon",
-	"address": map[string]any{"street": nil, "postalCode": "1100-001", "city": "Lisbon", "country": "PT", "area": "Alfama", "latitude": nil, "longitude": nil},
+	"address":      map[string]any{"street": nil, "postalCode": "1100-001", "city": "Lisbon", "country": "PT", "area": "Alfama", "latitude": nil, "longitude": nil},
 	"accommodates": 2, "bedrooms": 1, "beds": 1, "bathrooms": 1.5, "squareMeter": 48,
 	"rooms": []any{
 		map[string]any{"kind": "bedroom", "name": "", "beds": []any{map[string]any{"type": "double", "count": 1}}},
 		map[string]any{"kind": "full_bathroom", "name": "", "beds": []any{}},
 		map[string]any{"kind": "half_bathroom", "name": "", "beds": []any{}},
 	},
-	"pricing":     map[string]any{"currency": "EUR", "monthlyRateCents": 150000, "depositCents": 300000, "utilitiesCents": nil, "furnitureCents": 0, "rateBasis": "monthly"},
-	"terms":       map[string]any{"minNights": 30, "maxNights": nil},
-	"amenities":   []any{"wifi", "washer"},
-	"description": map[string]any{"title": "Bright loft", "summary": "<p>Quiet street.</p>", "space": nil, "neighborhood": nil, "access": nil, "notes": nil},
+	"pricing":      map[string]any{"currency": "EUR", "monthlyRateCents": 150000, "depositCents": 300000, "utilitiesCents": nil, "furnitureCents": 0, "rateBasis": "monthly"},
+	"terms":        map[string]any{"minNights": 30, "maxNights": nil},
+	"amenities":    []any{"wifi", "washer"},
+	"description":  map[string]any{"title": "Bright loft", "summary": "<p>Quiet street.</p>", "space": nil, "neighborhood": nil, "access": nil, "notes": nil},
 	"translations": map[string]any{"pt": map[string]any{"title": "Loft luminoso"}},
-	"images":      []any{},
-	"publishedAt": "2026-04-30T09:00:00.000Z",
-	"newField":    "clients ignore fields they do not know",
+	"images":       []any{},
+	"publishedAt":  "2026-04-30T09:00:00.000Z",
+	"newField":     "clients ignore fields they do not know",
 }
 
 func (f *fakeAPI) URL() string { return f.Server.URL + "/api/v1" }
