@@ -196,6 +196,7 @@ type Error struct {
 	RetryAfter time.Duration `json:"-"`
 }
 
+// Error formats the status, the slug and the message.
 func (e *Error) Error() string {
 	if e.Code == "" {
 		return fmt.Sprintf("%d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
