@@ -4,18 +4,29 @@ import (
 	"context"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
 
 // SyncCursor is where an incremental sync of reservations resumes: the
-// updatedAt of the last change delivered, and the ids delivered at exactly
-// that instant (so that they are not delivered again). The zero cursor
-// starts from the beginning. It encodes to JSON; persist it between runs.
+// updatedAt of the newest change delivered, and the changes delivered
+// recently enough to be read again (so that they are not delivered again).
+// The zero cursor starts from the beginning. It encodes to JSON; persist it
+// between runs.
 type SyncCursor struct {
-	Since time.Time `json:"since"`
-	Seen  []string  `json:"seen,omitempty"`
+	Since time.Time  `json:"since"`
+	Seen  []SyncMark `json:"seen,omitempty"`
 }
+
+// SyncMark is one delivered change: a reservation at one updatedAt.
+type SyncMark struct {
+	ID        string    `json:"id"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// DefaultSyncOverlap is the default of SyncOptions.Overlap.
+const DefaultSyncOverlap = 2 * time.Second
 
 // SyncOptions narrow and tune a [Sync].
 type SyncOptions struct {
@@ -24,6 +35,12 @@ type SyncOptions struct {
 	PropertyID string
 	// PageSize is the page size, 2 to MaxPageSize (default MaxPageSize).
 	PageSize int
+	// Overlap is how far before the cursor each pass starts reading
+	// (default DefaultSyncOverlap; negative for none). It catches a write
+	// the API stamped just before the cursor but made visible only after a
+	// pass read past it, as concurrent writes can be. Changes read again
+	// are recognised and not yielded again.
+	Overlap time.Duration
 }
 
 // Sync follows the changes of an organisation's reservations with the
@@ -36,18 +53,20 @@ type SyncOptions struct {
 //
 //   - No change is missed. A change made before or while a pass pages is
 //     yielded by that pass or, at the latest, by the next one, provided the
-//     next pass starts from [Sync.Cursor]. This rests on the API stamping
-//     updatedAt from a clock that does not run backwards; a write stamped
-//     before the cursor and made visible after the pass read past it
-//     cannot be seen by any client.
+//     next pass starts from [Sync.Cursor]. This rests on updatedAt
+//     growing with time: a write stamped more than Overlap before the
+//     cursor and made visible only after a pass read past it cannot be
+//     seen by any reader of updatedSince.
 //   - No reservation is yielded twice in one pass. When a reservation
 //     changes again after the pass yielded it, the pass skips the newer
-//     version and moves the cursor back to it, so the next pass yields it
-//     (and may repeat reservations yielded after that point: delivery
-//     across passes is at least once, so apply changes idempotently,
-//     keyed by id, and keep the newest updatedAt).
+//     version and moves the cursor back to it, so the next pass yields it.
+//   - No change is yielded twice: a change delivered by one pass is not
+//     yielded by a later one that reads it again. (A loop that breaks
+//     leaves the reservation it broke on undelivered; it comes again.)
 //   - A deletion is not a change here: deleted bookings vanish from the
 //     API; the reservation.deleted webhook is its only signal.
+//
+// Apply changes keyed by reservation id, newest updatedAt winning.
 //
 // How: pages are read sorted by updatedAt then id, ascending, each from
 // the largest updatedAt read so far (inclusive) rather than by offset, so a
@@ -64,8 +83,9 @@ type Sync struct {
 	opts SyncOptions
 
 	mu     sync.Mutex
-	cursor SyncCursor
-	rewind time.Time // a skipped newer version; zero when none
+	since  time.Time             // the newest change delivered
+	marks  map[SyncMark]struct{} // changes delivered
+	rewind time.Time             // a skipped newer version; zero when none
 }
 
 // NewSync returns a Sync that resumes at from.
@@ -76,32 +96,68 @@ func (c *Client) NewSync(from SyncCursor, opts SyncOptions) *Sync {
 	if opts.PageSize < 2 {
 		opts.PageSize = 2
 	}
-	from.Seen = slices.Clone(from.Seen)
-	return &Sync{c: c, opts: opts, cursor: from}
+	switch {
+	case opts.Overlap == 0:
+		opts.Overlap = DefaultSyncOverlap
+	case opts.Overlap < 0:
+		opts.Overlap = 0
+	}
+	s := &Sync{c: c, opts: opts}
+	s.reset(from)
+	return s
 }
 
-// Cursor returns where the next pass starts: past every reservation whose
-// loop body finished, and before any newer version a pass skipped.
+func (s *Sync) reset(from SyncCursor) {
+	s.since, s.rewind = from.Since, time.Time{}
+	s.marks = make(map[SyncMark]struct{}, len(from.Seen))
+	for _, m := range from.Seen {
+		s.marks[SyncMark{ID: m.ID, UpdatedAt: m.UpdatedAt.UTC()}] = struct{}{}
+	}
+}
+
+// Cursor returns where the next pass starts: past every change whose loop
+// body finished, and before any newer version a pass skipped.
 func (s *Sync) Cursor() SyncCursor {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.rewind.IsZero() && s.rewind.Before(s.cursor.Since) {
-		return SyncCursor{Since: s.rewind}
+	since := s.since
+	if !s.rewind.IsZero() && s.rewind.Before(since) {
+		since = s.rewind
 	}
-	return SyncCursor{Since: s.cursor.Since, Seen: slices.Clone(s.cursor.Seen)}
+	cur := SyncCursor{Since: since}
+	horizon := since.Add(-s.opts.Overlap)
+	for m := range s.marks {
+		if !m.UpdatedAt.Before(horizon) {
+			cur.Seen = append(cur.Seen, m)
+		}
+	}
+	slices.SortFunc(cur.Seen, func(a, b SyncMark) int {
+		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return cur
 }
 
 // delivered moves the cursor past r.
 func (s *Sync) delivered(r Reservation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case r.UpdatedAt.After(s.cursor.Since):
-		s.cursor = SyncCursor{Since: r.UpdatedAt, Seen: []string{r.ID}}
-	case r.UpdatedAt.Equal(s.cursor.Since):
-		s.cursor.Seen = append(s.cursor.Seen, r.ID)
+	if r.UpdatedAt.After(s.since) {
+		s.since = r.UpdatedAt
 	}
+	s.marks[mark(r)] = struct{}{}
 }
+
+func (s *Sync) isDelivered(r Reservation) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.marks[mark(r)]
+	return ok
+}
+
+func mark(r Reservation) SyncMark { return SyncMark{ID: r.ID, UpdatedAt: r.UpdatedAt.UTC()} }
 
 func (s *Sync) skipped(at time.Time) {
 	s.mu.Lock()
@@ -120,15 +176,14 @@ func (s *Sync) Changes(ctx context.Context) iter.Seq2[Reservation, error] {
 	return func(yield func(Reservation, error) bool) {
 		start := s.Cursor()
 		s.mu.Lock()
-		s.cursor, s.rewind = start, time.Time{}
+		s.reset(start)
 		s.mu.Unlock()
-		prior := make(map[string]bool, len(start.Seen))
-		for _, id := range start.Seen {
-			prior[id] = true
-		}
 		yielded := map[string]time.Time{} // id → updatedAt yielded in this pass
 		n := s.opts.PageSize
 		from := start.Since // the updatedSince of the next read
+		if !from.IsZero() {
+			from = from.Add(-s.opts.Overlap)
+		}
 		skip := 0           // > 0 while paging by offset among rows at from
 		lastID := ""        // the last row read among rows at from
 		for {
@@ -150,7 +205,7 @@ func (s *Sync) Changes(ctx context.Context) iter.Seq2[Reservation, error] {
 				}
 			}
 			for _, r := range rows {
-				if r.UpdatedAt.Equal(start.Since) && prior[r.ID] {
+				if s.isDelivered(r) {
 					continue
 				}
 				if at, ok := yielded[r.ID]; ok {
