@@ -184,8 +184,8 @@ func (s *Sync) Changes(ctx context.Context) iter.Seq2[Reservation, error] {
 		if !from.IsZero() {
 			from = from.Add(-s.opts.Overlap)
 		}
-		skip := 0           // > 0 while paging by offset among rows at from
-		lastID := ""        // the last row read among rows at from
+		skip := 0    // > 0 while paging by offset among rows at from
+		lastID := "" // the last row read among rows at from
 		for {
 			q := ReservationQuery{Status: s.opts.Status, PropertyID: s.opts.PropertyID,
 				UpdatedSince: from, Sort: SortUpdatedAt, Order: OrderAsc, Limit: n, Skip: skip}
