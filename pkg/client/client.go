@@ -259,7 +259,7 @@ func (c *Client) exchange(ctx context.Context) (Token, error) {
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Token{}, fmt.Errorf("token exchange: %w", err)
+		return Token{}, err // a *url.Error, which names the endpoint
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -452,7 +452,7 @@ func (c *Client) send(ctx context.Context, r call) (*http.Response, error) {
 			if apiErr != nil {
 				return nil, apiErr
 			}
-			return nil, fmt.Errorf("%s %s: %w", r.method, r.path, err)
+			return nil, err // a *url.Error, which names the method and URL
 		}
 		wait := c.retry.backoff(attempt - 1)
 		if apiErr != nil && apiErr.RetryAfter > 0 {
