@@ -35,6 +35,18 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.answers[i](w)
 }
 
+func (s *scripted) count(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[key]
+}
+
+func (s *scripted) mintedN() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.minted
+}
+
 func answer(status int, body string, header ...string) func(w http.ResponseWriter) {
 	return func(w http.ResponseWriter) {
 		for i := 0; i+1 < len(header); i += 2 {
@@ -75,8 +87,8 @@ func TestGetIsRetriedWithBackoff(t *testing.T) {
 	if _, err := c.Listings(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if s.calls["GET /api/v1/listings"] != 3 || len(*waits) != 2 {
-		t.Fatalf("%d calls, waits %v", s.calls["GET /api/v1/listings"], *waits)
+	if s.count("GET /api/v1/listings") != 3 || len(*waits) != 2 {
+		t.Fatalf("%d calls, waits %v", s.count("GET /api/v1/listings"), *waits)
 	}
 	p := DefaultRetryPolicy
 	for i, w := range *waits {
@@ -92,15 +104,15 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	if _, err := c.Listings(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if s.calls["GET /api/v1/listings"] != 2 || len(*waits) != 1 || (*waits)[0] != 7*time.Second {
-		t.Fatalf("%d calls, waits %v", s.calls["GET /api/v1/listings"], *waits)
+	if s.count("GET /api/v1/listings") != 2 || len(*waits) != 1 || (*waits)[0] != 7*time.Second {
+		t.Fatalf("%d calls, waits %v", s.count("GET /api/v1/listings"), *waits)
 	}
 
 	// A Retry-After beyond the policy's bound is not waited for.
 	c, s, waits = newScripted(t, answer(429, limited, "Retry-After", "3600"))
 	_, err := c.Listings(context.Background())
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeRateLimited || e.Status != 429 || e.RetryAfter != time.Hour || len(*waits) != 0 || s.calls["GET /api/v1/listings"] != 1 {
+	if !errors.As(err, &e) || e.Code != CodeRateLimited || e.Status != 429 || e.RetryAfter != time.Hour || len(*waits) != 0 || s.count("GET /api/v1/listings") != 1 {
 		t.Fatalf("long Retry-After: %#v, waits %v", err, *waits)
 	}
 }
@@ -110,18 +122,18 @@ func TestGiveUpAfterMaxAttempts(t *testing.T) {
 	c, s, _ := newScripted(t, answer(500, `{"error":"internal_error","message":"Server fault."}`))
 	_, err := c.Listings(context.Background())
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeInternalError || s.calls["GET /api/v1/listings"] != DefaultRetryPolicy.MaxAttempts {
-		t.Fatalf("%v after %d calls", err, s.calls["GET /api/v1/listings"])
+	if !errors.As(err, &e) || e.Code != CodeInternalError || s.count("GET /api/v1/listings") != DefaultRetryPolicy.MaxAttempts {
+		t.Fatalf("%v after %d calls", err, s.count("GET /api/v1/listings"))
 	}
 	// A 4xx other than 401 and 429 fails at once.
 	c, s, _ = newScripted(t, answer(404, `{"error":"not_found","message":"No such listing."}`))
-	if _, err := c.Listing(context.Background(), "l1"); !errors.As(err, &e) || e.Code != CodeNotFound || s.calls["GET /api/v1/listings/l1"] != 1 {
-		t.Fatalf("404: %v after %d calls", err, s.calls["GET /api/v1/listings/l1"])
+	if _, err := c.Listing(context.Background(), "l1"); !errors.As(err, &e) || e.Code != CodeNotFound || s.count("GET /api/v1/listings/l1") != 1 {
+		t.Fatalf("404: %v after %d calls", err, s.count("GET /api/v1/listings/l1"))
 	}
 	c, s, _ = newScripted(t, answer(503, unavailable))
 	c.retry = RetryPolicy{MaxAttempts: 1}.withDefaults()
-	if _, err := c.Listings(context.Background()); !errors.As(err, &e) || s.calls["GET /api/v1/listings"] != 1 {
-		t.Fatalf("without retries: %v after %d calls", err, s.calls["GET /api/v1/listings"])
+	if _, err := c.Listings(context.Background()); !errors.As(err, &e) || s.count("GET /api/v1/listings") != 1 {
+		t.Fatalf("without retries: %v after %d calls", err, s.count("GET /api/v1/listings"))
 	}
 }
 
@@ -140,15 +152,15 @@ func TestInquiryIsNeverRetried(t *testing.T) {
 	} {
 		c, s, waits := newScripted(t, a, answer(201, `{"id":"inq_1"}`))
 		_, err := c.CreateInquiry(context.Background(), InquiryInput{PropertyID: "p", LastName: "L", Email: "l@example.com"})
-		if err == nil || s.calls["POST /api/v1/inquiries"] != 1 || len(*waits) != 0 {
-			t.Errorf("%s: err %v after %d calls, waits %v", name, err, s.calls["POST /api/v1/inquiries"], *waits)
+		if err == nil || s.count("POST /api/v1/inquiries") != 1 || len(*waits) != 0 {
+			t.Errorf("%s: err %v after %d calls, waits %v", name, err, s.count("POST /api/v1/inquiries"), *waits)
 		}
 	}
 	// A 401 is different: the inquiry was not created, so it is sent again
 	// once with a new token.
 	c, s, _ := newScripted(t, answer(401, `{"error":"unauthorized","message":"Expired."}`), answer(201, `{"id":"inq_2"}`))
-	if id, err := c.CreateInquiry(context.Background(), map[string]any{"propertyId": "p"}); err != nil || id != "inq_2" || s.minted != 2 {
-		t.Fatalf("401: %q %v, %d tokens", id, err, s.minted)
+	if id, err := c.CreateInquiry(context.Background(), map[string]any{"propertyId": "p"}); err != nil || id != "inq_2" || s.mintedN() != 2 {
+		t.Fatalf("401: %q %v, %d tokens", id, err, s.mintedN())
 	}
 }
 
@@ -173,8 +185,8 @@ func TestTokenRenewedBeforeExpiry(t *testing.T) {
 		if _, err := c.Listings(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if s.minted != step.minted {
-			t.Fatalf("after %v: %d tokens, want %d", step.after, s.minted, step.minted)
+		if s.mintedN() != step.minted {
+			t.Fatalf("after %v: %d tokens, want %d", step.after, s.mintedN(), step.minted)
 		}
 	}
 }
