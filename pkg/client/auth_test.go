@@ -85,3 +85,18 @@ func TestCancelledCallerDoesNotSpoilTheExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// HTTP Basic on every call needs no token.
+func TestBasicAuthOnly(t *testing.T) {
+	t.Parallel()
+	api := newFakeAPI(t)
+	api.add(2, false)
+	p, err := client.New(api.URL(), "qc_demo", "s3cret", client.WithBasicAuthOnly()).Reservations(context.Background(), client.ReservationQuery{Sort: client.SortUpdatedAt})
+	if err != nil || len(p.Reservations) != 2 || api.mintedCount() != 0 {
+		t.Fatalf("%+v %v, %d tokens", p, err, api.mintedCount())
+	}
+	_, err = client.New(api.URL(), "qc_demo", "wrong", client.WithBasicAuthOnly()).Reservations(context.Background(), client.ReservationQuery{Sort: client.SortUpdatedAt})
+	if !isCode(err, client.CodeUnauthorized) {
+		t.Fatalf("wrong secret: %v", err)
+	}
+}

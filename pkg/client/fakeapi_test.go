@@ -117,6 +117,9 @@ func (f *fakeAPI) auth(h http.HandlerFunc) http.HandlerFunc {
 		f.mu.Lock()
 		ok := f.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
 		f.mu.Unlock()
+		if id, secret, basic := r.BasicAuth(); basic {
+			ok = id == "qc_demo" && secret == "s3cret"
+		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			writeJSON(w, 401, map[string]any{"error": "unauthorized", "message": "The access token is invalid or expired."})
