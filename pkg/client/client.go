@@ -378,7 +378,8 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		return nil
 	}
-	if err := decodeJSON(resp.Body, out); err != nil {
+	if err := decodeJSON(resp.Body, out); err != nil && !errors.Is(err, io.EOF) {
+		// An empty answer (204) leaves out as it was.
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	return nil

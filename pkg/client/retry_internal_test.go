@@ -222,3 +222,12 @@ func TestRetryAfterDate(t *testing.T) {
 		}
 	}
 }
+
+func TestEmptyAnswerLeavesOutAlone(t *testing.T) {
+	t.Parallel()
+	c, _, _ := newScripted(t, answer(204, ""))
+	out := map[string]any{"kept": true}
+	if err := c.Do(context.Background(), http.MethodPut, "/something", map[string]any{"a": 1}, &out); err != nil || out["kept"] != true {
+		t.Fatalf("%v %v", out, err)
+	}
+}
