@@ -274,7 +274,7 @@ func TestAgreementDocumentsEndToEnd(t *testing.T) {
 		t.Errorf("the heap grew by %.1f MB while a 25 MB upload streamed (idle %d, peak %d)", float64(peak-idle)/(1<<20), idle, peak)
 	}
 	sum := sha256.Sum256([]byte(body))
-	if d := obj(agreementOf(a)["document"]); d["sha256"] != hex.EncodeToString(sum[:]) || d["bytes"] != float64(documentLimit) {
+	if d := obj(agreementOf(a)["document"]); d["checksum"] != "sha256:"+hex.EncodeToString(sum[:]) || d["bytes"] != float64(documentLimit) {
 		t.Fatalf("document: %s", a.raw)
 	}
 	g := in.get(t, docPath)

@@ -305,12 +305,13 @@ type Agreement struct {
 	UpdatedAt    time.Time  `json:"updatedAt"`
 }
 
-// Document is the public API's archived PDF description.
+// Document is the public API's archived PDF description (ArchivedDocument):
+// the checksum is "sha256:" and the lowercase hex digest.
 type Document struct {
-	SHA256      string    `json:"sha256"`
+	Checksum    string    `json:"checksum"`
 	Bytes       int64     `json:"bytes"`
 	ContentType string    `json:"contentType"`
-	UploadedAt  time.Time `json:"uploadedAt"`
+	ArchivedAt  time.Time `json:"archivedAt"`
 }
 
 // Signer is the public API's Signer.
@@ -337,7 +338,7 @@ func AgreementJSON(a domain.Agreement) Agreement {
 		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),
 	}
 	if d := a.Document; d != nil {
-		out.Document = &Document{SHA256: d.SHA256, Bytes: d.Bytes, ContentType: d.ContentType, UploadedAt: d.UploadedAt.UTC()}
+		out.Document = &Document{Checksum: "sha256:" + d.SHA256, Bytes: d.Bytes, ContentType: d.ContentType, ArchivedAt: d.UploadedAt.UTC()}
 	}
 	for _, s := range a.Signers {
 		j := Signer{

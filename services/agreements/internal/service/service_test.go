@@ -477,7 +477,7 @@ func TestDocuments(t *testing.T) {
 	}
 	sum := sha256.Sum256(max)
 	doc := obj(obj(r.body["agreement"])["document"])
-	if doc["sha256"] != hex.EncodeToString(sum[:]) || doc["bytes"] != float64(app.MaxDocumentBytes) || doc["contentType"] != "application/pdf" || doc["uploadedAt"] == nil {
+	if doc["checksum"] != "sha256:"+hex.EncodeToString(sum[:]) || doc["bytes"] != float64(app.MaxDocumentBytes) || doc["contentType"] != "application/pdf" || doc["archivedAt"] == nil {
 		t.Fatalf("document: %v", doc)
 	}
 	res, err := http.Get(h.srv.URL + docPath)
@@ -507,7 +507,7 @@ func TestDocuments(t *testing.T) {
 	// orphaned chunks.
 	r = upload("application/pdf", bytes.NewReader(small))
 	sum = sha256.Sum256(small)
-	if r.status != 200 || obj(obj(r.body["agreement"])["document"])["sha256"] != hex.EncodeToString(sum[:]) {
+	if r.status != 200 || obj(obj(r.body["agreement"])["document"])["checksum"] != "sha256:"+hex.EncodeToString(sum[:]) {
 		t.Fatalf("second upload: %d %s", r.status, r.raw)
 	}
 	if f, c := h.counts(); f != 1 || c != 1 {
