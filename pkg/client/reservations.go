@@ -4,45 +4,48 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"iter"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Reservation is the subset of the Reservation resource the client names;
-// the whole resource is kept in Raw.
-type Reservation struct {
-	ID          string          `json:"id"`
-	Status      string          `json:"status"`
-	PropertyID  string          `json:"propertyId"`
-	CheckIn     string          `json:"checkIn"`
-	CheckOut    string          `json:"checkOut"`
-	Nights      int             `json:"nights"`
-	InquiredAt  *time.Time      `json:"inquiredAt"`
-	ReservedAt  *time.Time      `json:"reservedAt"`
-	ConfirmedAt *time.Time      `json:"confirmedAt"`
-	CancelledAt *time.Time      `json:"cancelledAt"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	UpdatedAt   time.Time       `json:"updatedAt"`
-	Raw         json.RawMessage `json:"-"`
-}
+// Sort keys and orders of ReservationQuery.
+const (
+	SortCheckIn   = "checkIn"
+	SortCheckOut  = "checkOut"
+	SortUpdatedAt = "updatedAt"
+	SortCreatedAt = "createdAt"
+	OrderAsc      = "asc"
+	OrderDesc     = "desc"
+)
+
+// MaxPageSize is the largest page of GET /reservations.
+const MaxPageSize = 100
 
 // ReservationQuery is the query of GET /reservations; zero fields are left
-// out.
+// out (and take the API's defaults: every status, sort by check-in
+// ascending, 25 a page).
 type ReservationQuery struct {
-	Status       []string
-	PropertyID   string
+	// Status keeps the bookings in any of these statuses.
+	Status     []string
+	PropertyID string
+	// CheckInFrom, CheckInTo, CheckOutFrom and CheckOutTo are inclusive
+	// YYYY-MM-DD bounds.
 	CheckInFrom  string
 	CheckInTo    string
 	CheckOutFrom string
 	CheckOutTo   string
+	// UpdatedSince keeps the bookings changed at or after this instant.
 	UpdatedSince time.Time
-	Sort         string
-	Order        string
-	Limit        int
-	Skip         int
+	// Sort is a Sort constant, Order OrderAsc or OrderDesc. Ties are
+	// broken by id.
+	Sort  string
+	Order string
+	// Limit is the page size, 1 to MaxPageSize.
+	Limit int
+	Skip  int
 }
 
 // Values renders the query string.
@@ -76,12 +79,13 @@ func (q ReservationQuery) Values() url.Values {
 // ReservationPage is one page of GET /reservations.
 type ReservationPage struct {
 	Reservations []Reservation
-	Total        int
-	Limit        int
-	Skip         int
+	// Total counts the bookings matching the filters across all pages.
+	Total int
+	Limit int
+	Skip  int
 }
 
-// Reservations calls GET /reservations.
+// Reservations returns one page of GET /reservations.
 func (c *Client) Reservations(ctx context.Context, q ReservationQuery) (ReservationPage, error) {
 	var out struct {
 		Reservations []json.RawMessage `json:"reservations"`
@@ -98,15 +102,46 @@ func (c *Client) Reservations(ctx context.Context, q ReservationQuery) (Reservat
 	}
 	page := ReservationPage{Total: out.Total, Limit: out.Limit, Skip: out.Skip, Reservations: make([]Reservation, len(out.Reservations))}
 	for i, raw := range out.Reservations {
-		if err := json.Unmarshal(raw, &page.Reservations[i]); err != nil {
-			return ReservationPage{}, fmt.Errorf("decode reservation: %w", err)
+		if err := decodeReservation(raw, &page.Reservations[i]); err != nil {
+			return ReservationPage{}, err
 		}
-		page.Reservations[i].Raw = raw
 	}
 	return page, nil
 }
 
-// Reservation calls GET /reservations/{id}.
+// AllReservations iterates over every booking matching q, page by page
+// (q.Limit a page, MaxPageSize when zero), from q.Skip on. It stops at the
+// first error, which it yields.
+//
+// Paging by offset over data that changes may skip or repeat a booking
+// that moves between pages while the loop runs. To follow changes, use
+// [Client.NewSync], which gives that guarantee.
+func (c *Client) AllReservations(ctx context.Context, q ReservationQuery) iter.Seq2[Reservation, error] {
+	return func(yield func(Reservation, error) bool) {
+		if q.Limit <= 0 {
+			q.Limit = MaxPageSize
+		}
+		for {
+			page, err := c.Reservations(ctx, q)
+			if err != nil {
+				yield(Reservation{}, err)
+				return
+			}
+			for _, r := range page.Reservations {
+				if !yield(r, nil) {
+					return
+				}
+			}
+			q.Skip += len(page.Reservations)
+			if len(page.Reservations) < q.Limit || q.Skip >= page.Total {
+				return
+			}
+		}
+	}
+}
+
+// Reservation returns one booking. An unknown one is an [*Error] with
+// Code [CodeNotFound].
 func (c *Client) Reservation(ctx context.Context, id string) (Reservation, error) {
 	var out struct {
 		Reservation json.RawMessage `json:"reservation"`
@@ -115,21 +150,16 @@ func (c *Client) Reservation(ctx context.Context, id string) (Reservation, error
 		return Reservation{}, err
 	}
 	var r Reservation
-	if err := json.Unmarshal(out.Reservation, &r); err != nil {
-		return Reservation{}, fmt.Errorf("decode reservation: %w", err)
+	if err := decodeReservation(out.Reservation, &r); err != nil {
+		return Reservation{}, err
 	}
-	r.Raw = out.Reservation
 	return r, nil
 }
 
-// CreateInquiry calls POST /inquiries with body (an InquiryInput, as a
-// struct or map) and returns the new inquiry's id.
-func (c *Client) CreateInquiry(ctx context.Context, body any) (string, error) {
-	var out struct {
-		ID string `json:"id"`
+func decodeReservation(raw json.RawMessage, r *Reservation) error {
+	if err := json.Unmarshal(raw, r); err != nil {
+		return fmt.Errorf("decode reservation: %w", err)
 	}
-	if err := c.Do(ctx, http.MethodPost, "/inquiries", body, &out); err != nil {
-		return "", err
-	}
-	return out.ID, nil
+	r.Raw = raw
+	return nil
 }

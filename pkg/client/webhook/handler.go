@@ -71,7 +71,9 @@ func WithLogger(l *slog.Logger) Option {
 //
 // Deduplication claims the delivery id in the [Store] before fn runs, so two
 // concurrent copies of one delivery call fn once; the claim is released when
-// fn fails.
+// fn fails. A copy that arrives while the first is being handled is
+// acknowledged at once; should the first then fail, an `updatedSince` read
+// of the API recovers the change.
 func Handler(secret string, fn HandlerFunc, opts ...Option) http.Handler {
 	h := &handler{secret: secret, fn: fn, prefix: DefaultHeaderPrefix, maxBody: DefaultMaxBodyBytes}
 	for _, o := range opts {

@@ -100,22 +100,23 @@ func Verify(secret string, rawBody []byte, signatureHeader string) error {
 	return nil
 }
 
-// Event is one decoded delivery.
+// Event is one decoded delivery. It encodes to JSON as the delivery body
+// (the envelope with its data).
 type Event struct {
 	// ID is the delivery id, equal to the x-legacy-delivery header. It is
 	// the same when the same change is delivered again.
-	ID string
+	ID string `json:"id"`
 	// Name is the event name, one of the constants of this package (or a
 	// newer one this version does not know).
-	Name string
+	Name string `json:"event"`
 	// CreatedAt is when the change happened.
-	CreatedAt time.Time
+	CreatedAt time.Time `json:"createdAt"`
 	// Data is the typed payload: [ListingData], [CalendarData],
 	// [ReservationData], [ReservationUpdatedData], [AgreementRequestedData],
 	// [PingData], or [UnknownData] for an event this version does not know.
-	Data Data
+	Data Data `json:"data"`
 	// Raw is the delivery body as received.
-	Raw json.RawMessage
+	Raw json.RawMessage `json:"-"`
 }
 
 // Data is the payload of an [Event]; switch on its dynamic type.
@@ -168,6 +169,14 @@ type PingData struct {
 // know; Raw is the data object as sent.
 type UnknownData struct {
 	Raw json.RawMessage
+}
+
+// MarshalJSON encodes the data as it was sent.
+func (u UnknownData) MarshalJSON() ([]byte, error) {
+	if len(u.Raw) == 0 {
+		return []byte("null"), nil
+	}
+	return u.Raw, nil
 }
 
 func (ListingData) isData()            {}
