@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -25,16 +24,14 @@ func blockDemoListing(ctx context.Context, c *Client, st *State) error {
 		return nil
 	}
 	id := ids[0]
-	// Owner use over the coming year-end holidays.
+	// Repainting between tenancies: the first fortnight of the third
+	// month after next, a gap the demo bookings (demoStays) leave free.
 	now := time.Now().UTC()
-	year := now.Year()
-	if now.Month() == time.December && now.Day() >= 20 {
-		year++
-	}
+	start := time.Date(now.Year(), now.Month()+4, 1, 0, 0, 0, 0, time.UTC)
 	body := map[string]any{
-		"start":  fmt.Sprintf("%d-12-20", year),
-		"end":    fmt.Sprintf("%d-01-03", year+1),
-		"reason": "Owner stays over the holidays",
+		"start":  start.Format(time.DateOnly),
+		"end":    start.AddDate(0, 0, 14).Format(time.DateOnly),
+		"reason": "Repainting between tenancies",
 	}
 	var out struct {
 		Block struct {
