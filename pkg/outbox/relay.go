@@ -35,6 +35,13 @@ type Config struct {
 	// Interval between passes when nothing calls Notify (default 1 s); also
 	// the pause after a pass that failed.
 	Interval time.Duration
+	// MaxIdleInterval (default 30 s) bounds how far the pause between
+	// passes that nothing asked for grows: it doubles from Interval after
+	// every pass that found nothing pending, and drops back to Interval
+	// after a pass that found events. Writers call Notify, so the sweep
+	// only finds what a stopped process left; on a store without indexes
+	// (the embedded one) it is a scan of every document.
+	MaxIdleInterval time.Duration
 	// BatchSize is how many documents one pass reads and publishes at a time
 	// (default 100).
 	BatchSize int
@@ -59,6 +66,7 @@ type Relay struct {
 	log     *slog.Logger
 	wake    chan struct{}
 	mu      sync.Mutex // one pass at a time
+	found   bool       // the last pass found pending documents; under mu
 	metrics relayMetrics
 }
 
@@ -75,6 +83,12 @@ func NewRelay(pub Publisher, cfg Config, colls ...*mongo.Collection) *Relay {
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
+	}
+	if cfg.MaxIdleInterval <= 0 {
+		cfg.MaxIdleInterval = 30 * time.Second
+	}
+	if cfg.MaxIdleInterval < cfg.Interval {
+		cfg.MaxIdleInterval = cfg.Interval
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 100
@@ -133,14 +147,21 @@ func (r *Relay) Run(ctx context.Context) error {
 			r.log.Warn("create outbox index", "collection", coll.Name(), "error", err)
 		}
 	}
-	ticker := time.NewTicker(r.cfg.Interval)
-	defer ticker.Stop()
-	failed := r.pass(ctx)
+	idle := r.cfg.Interval
+	timer := time.NewTimer(idle)
+	defer timer.Stop()
+	failed, found := r.pass(ctx)
 	for {
 		wake := r.wake
-		if failed {
-			wake = nil
+		switch {
+		case failed:
+			wake, idle = nil, r.cfg.Interval
+		case found:
+			idle = r.cfg.Interval
+		default:
+			idle = min(2*idle, r.cfg.MaxIdleInterval)
 		}
+		timer.Reset(idle)
 		select {
 		case <-ctx.Done():
 			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.FlushTimeout)
@@ -150,19 +171,23 @@ func (r *Relay) Run(ctx context.Context) error {
 			cancel()
 			return nil
 		case <-wake:
-		case <-ticker.C:
+		case <-timer.C:
 		}
-		failed = r.pass(ctx)
+		failed, found = r.pass(ctx)
 	}
 }
 
-// pass flushes once and reports whether it failed.
-func (r *Relay) pass(ctx context.Context) bool {
+// pass flushes once and reports whether it failed and whether it found
+// pending documents.
+func (r *Relay) pass(ctx context.Context) (failed, found bool) {
 	err := r.Flush(ctx)
 	if err != nil && ctx.Err() == nil {
 		r.log.Warn("outbox pass failed; events stay pending", "error", err)
 	}
-	return err != nil
+	r.mu.Lock()
+	found = r.found
+	r.mu.Unlock()
+	return err != nil, found
 }
 
 // Flush publishes every event pending in the relay's collections, oldest
@@ -170,6 +195,7 @@ func (r *Relay) pass(ctx context.Context) bool {
 func (r *Relay) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.found = false
 	var errs []error
 	for _, coll := range r.colls {
 		if err := r.flushCollection(ctx, coll); err != nil {
@@ -215,6 +241,7 @@ func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) err
 		if n == 0 || len(docs) == 0 {
 			break
 		}
+		r.found = true
 		after = docs[len(docs)-1].id
 		if !publishing {
 			backlog += countEvents(docs)

@@ -584,3 +584,38 @@ func TestOversizedEventHoldsBackOnlyItsDocument(t *testing.T) {
 	}
 	waitFor(t, 20*time.Second, "org-small's event in Kafka", func() bool { return eventIDs(msgs.snapshot())[id] == 1 })
 }
+
+// An idle relay sweeps less and less often, but it still finds, within its
+// longest pause, the events of a writer that never called Notify (a
+// process that stopped before its relay ran); Notify is still served at
+// once.
+func TestIdleSweepBacksOffAndStillFindsUnnotifiedEvents(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	e := newEnv(t, ctx)
+	msgs := e.collect(t, ctx)
+	relay := outbox.NewRelay(e.writer, outbox.Config{
+		Interval: 50 * time.Millisecond, MaxIdleInterval: 400 * time.Millisecond,
+		PublishTimeout: 2 * time.Second, FlushTimeout: 2 * time.Second, Registerer: e.reg,
+	}, e.coll)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+
+	time.Sleep(1500 * time.Millisecond) // idle: the pause has grown to its bound
+	unnotified, err := e.create(ctx, "org-quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the unnotified event published", func() bool { return eventIDs(msgs.snapshot())[unnotified] == 1 })
+	waitFor(t, 20*time.Second, "the unnotified event removed", func() bool { return e.doc(t, ctx, "org-quiet").OutboxPending == 0 })
+
+	notified, err := e.rename(ctx, "org-quiet", "Quiet Rentals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay.Notify()
+	waitFor(t, 20*time.Second, "the notified event published", func() bool { return eventIDs(msgs.snapshot())[notified] == 1 })
+}
