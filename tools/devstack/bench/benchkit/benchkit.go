@@ -296,3 +296,18 @@ func LoadAvg() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// LogTail returns the last n lines of a service's log.
+func (b *Bench) LogTail(name string, n int) string {
+	for _, p := range b.St.Processes() {
+		if p.Name == name {
+			raw, err := os.ReadFile(p.LogPath)
+			if err != nil {
+				return err.Error()
+			}
+			lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+			return strings.Join(lines[max(0, len(lines)-n):], "\n")
+		}
+	}
+	return "no " + name + " process"
+}
