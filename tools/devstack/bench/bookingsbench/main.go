@@ -58,6 +58,8 @@ func main() {
 	flag.IntVar(&f.rounds, "rounds", 5, "requests of each kind in the service/bare comparison")
 	flag.IntVar(&f.inquiryConns, "inquiry-conns", 50, "concurrent connections posting inquiries")
 	flag.DurationVar(&f.inquiryDuration, "inquiry-duration", 20*time.Second, "duration of the inquiry run")
+	flag.StringVar(&checkInFrom, "checkin-from", checkInFrom, "checkInFrom of the list query")
+	flag.StringVar(&checkInTo, "checkin-to", checkInTo, "checkInTo of the list query")
 	flag.BoolVar(&f.skipList, "skip-list", false, "skip the list benchmark (and the seeding)")
 	flag.BoolVar(&f.skipInquiries, "skip-inquiries", false, "skip the inquiry benchmark")
 	flag.Parse()
@@ -316,11 +318,10 @@ func set(d bson.D, path []string, v any) error {
 // $gte/$lte on checkIn as YYYY-MM-DD strings; sort on the key then _id in
 // the query's direction; the outbox projected away; a full page is
 // followed by a count of the filter.
-const (
-	listProperty = 3
-	checkInFrom  = "2026-01-01"
-	checkInTo    = "2034-12-31"
-)
+const listProperty = 3
+
+// The check-in window of the list query (-checkin-from, -checkin-to).
+var checkInFrom, checkInTo = "2026-01-01", "2034-12-31"
 
 func listPath() string {
 	q := url.Values{
