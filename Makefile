@@ -69,6 +69,8 @@ bench: ## Go benchmarks of every module, then the load benchmarks of the catalog
 	tools/devstack/bench/catalog.sh
 	tools/devstack/bench/ingress.sh
 	tools/devstack/bench/agreements.sh
+	tools/devstack/bench/bookings.sh
+	tools/devstack/bench/webhooks.sh
 
 # Images: <IMAGE_REGISTRY>/<service>:<IMAGE_TAG>, one per service that exists.
 IMAGE_REGISTRY ?= quarters
