@@ -2,7 +2,7 @@
 # Load benchmark of the dev stack's ingress against nginx, both proxying the
 # same bare Go upstream, on loopback only. Each measurement is one wrk run of
 # BENCH_DURATION (default 8s) after a 2s warm-up, at 50 connections and 2
-# threads. The three targets are measured in turn for BENCH_ROUNDS rounds
+# threads. The four targets are measured in turn for BENCH_ROUNDS rounds
 # (default 3) so that other load on the machine hits them alike; the table
 # shows each target's median round. docs/benchmarks.md records the figures.
 set -euo pipefail
@@ -13,7 +13,7 @@ rounds=${BENCH_ROUNDS:-3}
 conns=${BENCH_CONNECTIONS:-50}
 threads=${BENCH_THREADS:-2}
 base=${BENCH_PORT_BASE:-18080}
-up_port=$((base + 1)) nginx_port=$((base + 2)) ingress_port=$((base + 3))
+up_port=$((base + 1)) nginx_port=$((base + 2)) ingress_port=$((base + 3)) std_port=$((base + 4))
 path=/api/v1/listings
 
 if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
@@ -38,7 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for port in "$up_port" "$nginx_port" "$ingress_port"; do
+for port in "$up_port" "$nginx_port" "$ingress_port" "$std_port"; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 		echo "port $port is in use; set BENCH_PORT_BASE" >&2
 		exit 1
@@ -97,6 +97,12 @@ wait_port "$nginx_port"
 ingress_pid=$!
 pids+=($ingress_pid)
 wait_port "$ingress_port"
+# The same ingress on net/http's Transport (httputil.ReverseProxy's
+# default): the comparison that justifies the ingress's own pool.
+"$work/ingressbench" -standard-transport -listen "127.0.0.1:$std_port" -upstream "127.0.0.1:$up_port" &
+std_pid=$!
+pids+=($std_pid)
+wait_port "$std_port"
 nginx_pids=$(cat "$work/nginx.pid"; pgrep -P "$(cat "$work/nginx.pid")")
 
 # cpu_ticks PID... prints the user+system CPU ticks the processes have used.
@@ -136,13 +142,15 @@ for round in $(seq "$rounds"); do
 	# shellcheck disable=SC2086 # one pid per word
 	measure nginx "$nginx_port" $nginx_pids >>"$work/nginx.rounds"
 	measure ingress "$ingress_port" "$ingress_pid" >>"$work/ingress.rounds"
-	echo "round $round (requests/s, p99, proxy CPU µs/request): bare $(tail -1 "$work/bare.rounds"), nginx $(tail -1 "$work/nginx.rounds"), ingress $(tail -1 "$work/ingress.rounds")" >&2
+	measure std "$std_port" "$std_pid" >>"$work/std.rounds"
+	echo "round $round (requests/s, p99, proxy CPU µs/request): bare $(tail -1 "$work/bare.rounds"), nginx $(tail -1 "$work/nginx.rounds"), ingress $(tail -1 "$work/ingress.rounds"), ingress on net/http's Transport $(tail -1 "$work/std.rounds")" >&2
 done
 # median prints the median round (by requests/s) of a target.
 median() { sort -n "$work/$1.rounds" | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}'; }
 read -r bare_rps bare_p99 bare_cpu < <(median bare)
 read -r nginx_rps nginx_p99 nginx_cpu < <(median nginx)
 read -r ingress_rps ingress_p99 ingress_cpu < <(median ingress)
+read -r std_rps std_p99 std_cpu < <(median std)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.0f%%", 100 * a / b}'; }
 echo
@@ -153,5 +161,7 @@ echo "|---|---:|---:|---:|---:|"
 echo "| bare Go upstream | $bare_rps | $bare_p99 | 100% | $bare_cpu (upstream) |"
 echo "| nginx → upstream (keepalive) | $nginx_rps | $nginx_p99 | $(ratio "$nginx_rps" "$bare_rps") | $nginx_cpu (nginx) |"
 echo "| devstack ingress → upstream | $ingress_rps | $ingress_p99 | $(ratio "$ingress_rps" "$bare_rps") | $ingress_cpu (ingress) |"
+echo "| devstack ingress on net/http's Transport → upstream | $std_rps | $std_p99 | $(ratio "$std_rps" "$bare_rps") | $std_cpu (ingress) |"
 echo
 echo "ingress / nginx throughput: $(ratio "$ingress_rps" "$nginx_rps") (target at least 60%); nginx / ingress CPU per request: $(ratio "$nginx_cpu" "$ingress_cpu")"
+echo "ingress on net/http's Transport / nginx throughput: $(ratio "$std_rps" "$nginx_rps")"

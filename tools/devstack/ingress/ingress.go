@@ -36,6 +36,10 @@ type Options struct {
 	// ResponseTimeout bounds how long an upstream may take to answer and how
 	// long any single body read or write may stall. Zero means two minutes.
 	ResponseTimeout time.Duration
+	// StandardTransport sends every request through net/http's Transport
+	// instead of the ingress's own connection pool (see poolTransport); the
+	// benchmark compares the two.
+	StandardTransport bool
 }
 
 // Ingress is an http.Handler; see the package comment.
@@ -45,6 +49,8 @@ type Ingress struct {
 	targets   map[string]*target
 	reqIDs    *reqid.Generator
 	transport *http.Transport
+	// roundTripper is what the proxies send with: the pool, or transport.
+	roundTripper http.RoundTripper
 }
 
 // A target is what a route points at: a service that may or may not be
@@ -64,6 +70,10 @@ func New(table *routes.Table, opts Options) *Ingress {
 	}
 	in := &Ingress{table: table, opts: opts, targets: map[string]*target{},
 		reqIDs: reqid.New(), transport: newTransport(opts.ResponseTimeout)}
+	in.roundTripper = in.transport
+	if !opts.StandardTransport {
+		in.roundTripper = newPoolTransport(in.transport.DialContext, in.transport)
+	}
 	for _, name := range table.Services() {
 		in.targets[name] = &target{
 			name:        name,
@@ -107,7 +117,7 @@ func (in *Ingress) Close() {
 	for _, t := range in.targets {
 		t.proxy.Store(nil)
 	}
-	in.transport.CloseIdleConnections()
+	in.roundTripper.(interface{ CloseIdleConnections() }).CloseIdleConnections()
 }
 
 // ServeHTTP implements http.Handler.

@@ -75,7 +75,7 @@ func (in *Ingress) newProxy(service, addr string) *httputil.ReverseProxy {
 				pr.Out.Header.Set("Expect", "100-continue")
 			}
 		},
-		Transport:      in.transport,
+		Transport:      in.roundTripper,
 		BufferPool:     bufferPool{},
 		ModifyResponse: stripCORS,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {

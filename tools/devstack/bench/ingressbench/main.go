@@ -19,6 +19,7 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:18083", "ingress listen address")
 	upstream := flag.String("upstream", "127.0.0.1:18081", "address every service route is sent to")
 	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this address (profiling the proxy under load)")
+	standard := flag.Bool("standard-transport", false, "send through net/http's Transport instead of the ingress's connection pool")
 	flag.Parse()
 	if *pprofAddr != "" {
 		go func() { log.Println(http.ListenAndServe(*pprofAddr, nil)) }()
@@ -27,7 +28,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	in := ingress.New(table, ingress.Options{})
+	in := ingress.New(table, ingress.Options{StandardTransport: *standard})
 	for _, name := range table.Services() {
 		in.SetUpstream(name, *upstream)
 	}
