@@ -174,12 +174,13 @@ func apiExamples() []example {
 		{api: admin, op: "GET /orgs/{orgId}/webhooks", method: "GET", path: "/orgs/$ORG_ID/webhooks", auth: "admin"},
 		{api: admin, op: "POST /orgs/{orgId}/webhooks/{webhookId}/ping", method: "POST", path: "/orgs/$ORG_ID/webhooks/$WEBHOOK_ID/ping", auth: "admin"},
 		{api: admin, op: "GET /orgs/{orgId}/webhooks/{webhookId}/deliveries", method: "GET", path: "/orgs/$ORG_ID/webhooks/$WEBHOOK_ID/deliveries?limit=1", auth: "admin",
-			save: saveID("DELIVERY_ID", "deliveries", "0", "id"), vary: []string{"error", "attemptedAt"},
+			save: saveID("DELIVERY_ID", "deliveries", "0", "id"), vary: []string{"event", "error", "attemptedAt"},
 			until: func(a answer) bool {
 				l, _ := a.body["deliveries"].([]any)
 				return len(l) > 0 && obj(l[0])["outcome"] != "pending"
 			}},
-		{api: admin, op: "POST /orgs/{orgId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver", method: "POST", path: "/orgs/$ORG_ID/webhooks/$WEBHOOK_ID/deliveries/$DELIVERY_ID/redeliver", auth: "admin"},
+		{api: admin, op: "POST /orgs/{orgId}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver", method: "POST", path: "/orgs/$ORG_ID/webhooks/$WEBHOOK_ID/deliveries/$DELIVERY_ID/redeliver", auth: "admin",
+			vary: []string{"event"}},
 		{api: admin, op: "DELETE /orgs/{orgId}/webhooks/{webhookId}", method: "DELETE", path: "/orgs/$ORG_ID/webhooks/$WEBHOOK_ID", auth: "admin"},
 
 		// Removals.
