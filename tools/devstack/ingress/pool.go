@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // poolTransport is the RoundTripper of the proxy for requests without a
@@ -30,21 +31,29 @@ type poolTransport struct {
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	large   http.RoundTripper
 	maxIdle int
-	mu      sync.Mutex
-	idle    map[string][]*poolConn
-	closed  bool
+	// idleTimeout is poolIdleTimeout but in tests.
+	idleTimeout time.Duration
+	mu          sync.Mutex
+	idle        map[string][]*poolConn
+	closed      bool
 }
 
 type poolConn struct {
 	net.Conn
-	addr   string
-	br     *bufio.Reader
-	bw     *bufio.Writer
-	reused bool
+	addr      string
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	reused    bool
+	idleSince time.Time
 }
 
+// poolIdleTimeout retires a connection idle for longer, well before a
+// service's own idle timeout (two minutes) could close it under a request
+// that cannot be sent again.
+const poolIdleTimeout = 30 * time.Second
+
 func newPoolTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error), large http.RoundTripper) *poolTransport {
-	return &poolTransport{dial: dial, large: large, maxIdle: 1024, idle: map[string][]*poolConn{}}
+	return &poolTransport{dial: dial, large: large, maxIdle: 1024, idleTimeout: poolIdleTimeout, idle: map[string][]*poolConn{}}
 }
 
 // errServiceHungUp is a connection the service closed before answering.
@@ -126,12 +135,21 @@ func (t *poolTransport) get(ctx context.Context, addr string) (*poolConn, error)
 	t.mu.Lock()
 	if l := t.idle[addr]; len(l) > 0 {
 		pc := l[len(l)-1]
-		t.idle[addr] = l[:len(l)-1]
+		if time.Since(pc.idleSince) < t.idleTimeout {
+			t.idle[addr] = l[:len(l)-1]
+			t.mu.Unlock()
+			pc.reused = true
+			return pc, nil
+		}
+		// The most recently used connection is too old, so are the rest.
+		delete(t.idle, addr)
 		t.mu.Unlock()
-		pc.reused = true
-		return pc, nil
+		for _, old := range l {
+			_ = old.Close()
+		}
+	} else {
+		t.mu.Unlock()
 	}
-	t.mu.Unlock()
 	c, err := t.dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
@@ -146,6 +164,7 @@ func (t *poolTransport) put(pc *poolConn) {
 		_ = pc.Close()
 		return
 	}
+	pc.idleSince = time.Now()
 	t.idle[pc.addr] = append(t.idle[pc.addr], pc)
 }
 
