@@ -66,7 +66,6 @@ type Relay struct {
 	log     *slog.Logger
 	wake    chan struct{}
 	mu      sync.Mutex // one pass at a time
-	found   bool       // the last pass found pending documents; under mu
 	metrics relayMetrics
 }
 
@@ -180,32 +179,37 @@ func (r *Relay) Run(ctx context.Context) error {
 // pass flushes once and reports whether it failed and whether it found
 // pending documents.
 func (r *Relay) pass(ctx context.Context) (failed, found bool) {
-	err := r.Flush(ctx)
+	found, err := r.flush(ctx)
 	if err != nil && ctx.Err() == nil {
 		r.log.Warn("outbox pass failed; events stay pending", "error", err)
 	}
-	r.mu.Lock()
-	found = r.found
-	r.mu.Unlock()
 	return err != nil, found
 }
 
 // Flush publishes every event pending in the relay's collections, oldest
 // first within each document, and removes the acknowledged ones.
 func (r *Relay) Flush(ctx context.Context) error {
+	_, err := r.flush(ctx)
+	return err
+}
+
+// flush is Flush, reporting also whether any collection had pending
+// documents.
+func (r *Relay) flush(ctx context.Context) (found bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.found = false
 	var errs []error
 	for _, coll := range r.colls {
-		if err := r.flushCollection(ctx, coll); err != nil {
+		f, err := r.flushCollection(ctx, coll)
+		found = found || f
+		if err != nil {
 			errs = append(errs, fmt.Errorf("collection %s: %w", coll.Name(), err))
 		}
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	return errors.Join(errs...)
+	return found, errors.Join(errs...)
 }
 
 // pendingDoc is what the relay reads of a document with pending events.
@@ -218,7 +222,7 @@ type pendingDoc struct {
 	broken  bool // the events could not be decoded; the document is left alone
 }
 
-func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) error {
+func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) (found bool, err error) {
 	name := coll.Name()
 	var (
 		after      bson.RawValue
@@ -236,12 +240,12 @@ func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) err
 		docs, n, err := r.find(ctx, coll, filter)
 		if err != nil {
 			r.metrics.failures.WithLabelValues(name, "scan").Inc()
-			return errors.Join(append(errs, err)...)
+			return found, errors.Join(append(errs, err)...)
 		}
 		if n == 0 || len(docs) == 0 {
 			break
 		}
-		r.found = true
+		found = true
 		after = docs[len(docs)-1].id
 		if !publishing {
 			backlog += countEvents(docs)
@@ -275,7 +279,7 @@ func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) err
 					r.metrics.failures.WithLabelValues(name, "remove").Inc()
 					errs = append(errs, err)
 					if ctx.Err() != nil {
-						return errors.Join(errs...)
+						return found, errors.Join(errs...)
 					}
 					continue
 				}
@@ -287,7 +291,7 @@ func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) err
 		}
 	}
 	r.metrics.backlog.WithLabelValues(name).Set(float64(backlog))
-	return errors.Join(errs...)
+	return found, errors.Join(errs...)
 }
 
 func countEvents(docs []pendingDoc) int {
