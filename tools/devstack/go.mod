@@ -99,3 +99,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	quarters.dev/pkg v0.0.0
 )
+
+// The embedded store: FerretDB v1.24.0 with the SQLite filter pushdown of
+// third_party/ferretdb/QUARTERS.md.
+replace github.com/FerretDB/FerretDB v1.24.0 => ./third_party/ferretdb
