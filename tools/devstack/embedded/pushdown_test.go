@@ -3,8 +3,8 @@ package embedded
 import (
 	"context"
 	"fmt"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
