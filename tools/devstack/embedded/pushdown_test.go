@@ -191,3 +191,37 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// One update command with more statements than the store's SQLite pool has
+// connections (100) completes: each statement releases what it read before
+// the next one runs.
+func TestMongoBulkUpdateOfManyDocuments(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	coll := startTestCollection(ctx, t)
+	const n = 250
+	docs := make([]any, n)
+	models := make([]mongo.WriteModel, n)
+	for i := range n {
+		id := fmt.Sprintf("d%03d", i)
+		docs[i] = bson.M{"_id": id, "version": 1}
+		models[i] = mongo.NewUpdateOneModel().
+			SetFilter(bson.D{{Key: "_id", Value: id}, {Key: "version", Value: 1}}).
+			SetUpdate(bson.M{"$set": bson.M{"version": 2}})
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MatchedCount != n || res.ModifiedCount != n {
+		t.Fatalf("bulk write of %d compare-and-set updates: matched %d, modified %d", n, res.MatchedCount, res.ModifiedCount)
+	}
+	left, err := coll.CountDocuments(ctx, bson.M{"version": 1})
+	if err != nil || left != 0 {
+		t.Fatalf("%d documents still at version 1 (%v)", left, err)
+	}
+}

@@ -117,8 +117,11 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 			return 0, 0, nil, lazyerrors.Error(err)
 		}
 
+		// Quarters: the iterator of each update is closed when that update
+		// is done, not when the whole command is. Each open iterator holds
+		// one of the SQLite pool's 100 connections, so a command of 100
+		// updates or more used to wait forever for a connection.
 		closer := iterator.NewMultiCloser()
-		defer closer.Close()
 
 		closer.Add(res.Iter)
 
@@ -129,6 +132,8 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 		}
 
 		result, err := common.UpdateDocument(ctx, c, "update", iter, &u)
+		closer.Close()
+
 		if err != nil {
 			return 0, 0, nil, lazyerrors.Error(err)
 		}
