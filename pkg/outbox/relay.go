@@ -258,14 +258,13 @@ func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) (fo
 					publishing = false // Kafka is failing: just count the rest
 				}
 			}
+			var removals []removal
 			for i, d := range docs {
 				backlog += len(d.events)
 				if len(d.events) == 0 && !d.broken {
 					// A counter left positive with no events: reset it so
 					// the document stops matching.
-					if err := r.remove(ctx, coll, d, nil); err != nil {
-						errs = append(errs, err)
-					}
+					removals = append(removals, removal{doc: d})
 					continue
 				}
 				if published[i] == 0 {
@@ -275,15 +274,16 @@ func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) (fo
 				for _, e := range d.events[:published[i]] {
 					ids[e.ID] = true
 				}
-				if err := r.remove(ctx, coll, d, ids); err != nil {
-					r.metrics.failures.WithLabelValues(name, "remove").Inc()
-					errs = append(errs, err)
-					if ctx.Err() != nil {
-						return found, errors.Join(errs...)
-					}
-					continue
+				removals = append(removals, removal{doc: d, ids: ids, published: published[i]})
+			}
+			removed, rerrs := r.removeAll(ctx, coll, removals)
+			backlog -= removed
+			if len(rerrs) > 0 {
+				r.metrics.failures.WithLabelValues(name, "remove").Add(float64(len(rerrs)))
+				errs = append(errs, rerrs...)
+				if ctx.Err() != nil {
+					return found, errors.Join(errs...)
 				}
-				backlog -= published[i]
 			}
 		}
 		if n < r.cfg.BatchSize {
@@ -499,6 +499,81 @@ func message(e Event) kafka.Message {
 	return m
 }
 
+// removal is what a pass removes from one document: the events with the
+// given ids (published of them), or nothing but a stale counter (ids nil).
+type removal struct {
+	doc       pendingDoc
+	ids       map[string]bool
+	published int
+}
+
+// removeAll removes the published events of a page of documents in one
+// store round trip: every document's compare-and-set update in one
+// unordered bulk write. When some did not match (their document changed
+// since it was read), each document goes through remove, which re-reads
+// and retries; running remove again on a document the bulk write did
+// update is harmless, since its guard still matches and it writes the same
+// array. It returns how many events were removed and the errors of the
+// documents that kept theirs.
+func (r *Relay) removeAll(ctx context.Context, coll *mongo.Collection, rs []removal) (int, []error) {
+	if len(rs) == 0 {
+		return 0, nil
+	}
+	models := make([]mongo.WriteModel, 0, len(rs))
+	for _, x := range rs {
+		guard, update, skip := r.removeUpdate(x.doc, x.ids)
+		if skip {
+			continue
+		}
+		models = append(models, mongo.NewUpdateOneModel().SetFilter(guard).SetUpdate(update))
+	}
+	if len(models) > 0 {
+		res, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		if err == nil && res.MatchedCount == int64(len(models)) {
+			n := 0
+			for _, x := range rs {
+				n += x.published
+			}
+			return n, nil
+		}
+	}
+	n := 0
+	var errs []error
+	for _, x := range rs {
+		if err := r.remove(ctx, coll, x.doc, x.ids); err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				return n, errs
+			}
+			continue
+		}
+		n += x.published
+	}
+	return n, errs
+}
+
+// removeUpdate returns the compare-and-set update that removes the events
+// with the given ids from d's document; skip when there is nothing to do.
+func (r *Relay) removeUpdate(d pendingDoc, ids map[string]bool) (guard, update bson.D, skip bool) {
+	keep := bson.A{}
+	removed := 0
+	for i, e := range d.events {
+		if ids[e.ID] {
+			removed++
+			continue
+		}
+		keep = append(keep, d.entries[i])
+	}
+	if removed == 0 && len(d.entries) > 0 {
+		return nil, nil, true
+	}
+	guard = bson.D{{Key: "_id", Value: d.id}}
+	guard = appendGuard(guard, FieldSeq, d.seq)
+	guard = appendGuard(guard, r.cfg.VersionField, d.version)
+	update = bson.D{{Key: "$set", Value: bson.D{{Key: FieldEvents, Value: keep}, {Key: FieldPending, Value: len(keep)}}}}
+	return guard, update, false
+}
+
 // remove deletes the events with the given ids from d's document by rewriting
 // the array under a compare-and-set on the document's version and event
 // sequence. If the document changed since it was read, it is read again and
@@ -506,22 +581,10 @@ func message(e Event) kafka.Message {
 func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, d pendingDoc, ids map[string]bool) error {
 	const attempts = 20
 	for range attempts {
-		keep := bson.A{}
-		removed := 0
-		for i, e := range d.events {
-			if ids[e.ID] {
-				removed++
-				continue
-			}
-			keep = append(keep, d.entries[i])
-		}
-		if removed == 0 && len(d.entries) > 0 {
+		guard, update, skip := r.removeUpdate(d, ids)
+		if skip {
 			return nil
 		}
-		guard := bson.D{{Key: "_id", Value: d.id}}
-		guard = appendGuard(guard, FieldSeq, d.seq)
-		guard = appendGuard(guard, r.cfg.VersionField, d.version)
-		update := bson.D{{Key: "$set", Value: bson.D{{Key: FieldEvents, Value: keep}, {Key: FieldPending, Value: len(keep)}}}}
 		res, err := coll.UpdateOne(ctx, guard, update)
 		if err != nil {
 			return fmt.Errorf("remove published events from %v: %w", d.id, err)
