@@ -61,8 +61,8 @@ func StartMongo(ctx context.Context, dir, addr string, log *slog.Logger) (*Mongo
 	// starting at once in one process (parallel tests) must take turns.
 	newMu.Lock()
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: addr},
-		Handler:   "sqlite",
+		Listener: ferretdb.ListenerConfig{TCP: addr},
+		Handler:  "sqlite",
 		// WAL (FerretDB's default) with synchronous=NORMAL: a commit
 		// survives the dev stack's process being killed, not a power loss
 		// of the machine; it saves an fsync per write (14% more webhook
