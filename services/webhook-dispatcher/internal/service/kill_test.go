@@ -31,7 +31,26 @@ import (
 type process struct {
 	cmd  *exec.Cmd
 	api  string
-	logs *bytes.Buffer
+	logs *syncBuffer
+	done chan struct{} // closed when the process has exited
+}
+
+// syncBuffer collects a process's output while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func buildBinary(t *testing.T) string {
@@ -54,9 +73,40 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// runBinary starts the dispatcher and waits until its admin API answers.
+// The ports come from freeAddr, so another socket of the machine may take
+// one before the dispatcher binds it: a start that fails on that is
+// retried on other ports.
 func runBinary(t *testing.T, bin string, e env) *process {
 	t.Helper()
-	p := &process{api: freeAddr(t), logs: &bytes.Buffer{}}
+	for attempt := 1; ; attempt++ {
+		p := startBinary(t, bin, e)
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			select {
+			case <-p.done:
+				if attempt < 3 && strings.Contains(p.logs.String(), "address already in use") {
+					break
+				}
+				t.Fatalf("dispatcher exited at start:\n%s", p.logs.String())
+			default:
+				if s, _ := p.admin(t, "GET", "/orgs/x/webhooks", ""); s == http.StatusNotFound {
+					return p
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("dispatcher did not answer within 60s:\n%s", p.logs.String())
+				}
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			break
+		}
+	}
+}
+
+func startBinary(t *testing.T, bin string, e env) *process {
+	t.Helper()
+	p := &process{api: freeAddr(t), logs: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin)
 	p.cmd.Env = append(os.Environ(),
 		"QUARTERS_MONGO_URI="+e.mongoURI, "QUARTERS_MONGO_DATABASE="+e.database,
@@ -70,9 +120,10 @@ func runBinary(t *testing.T, bin string, e env) *process {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		p.cmd.Wait()
+		<-p.done
 		if t.Failed() {
 			t.Logf("dispatcher log:\n%s", p.logs.String())
 		}
@@ -186,7 +237,7 @@ func TestKilledMidStream(t *testing.T) {
 	if err := p1.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	p1.cmd.Wait()
+	<-p1.done
 	<-done
 	p2 := runBinary(t, bin, e)
 
