@@ -283,7 +283,9 @@ func (h *Handler) makeFindQueryParams(ctx context.Context, params *common.FindPa
 		qp.Limit = params.Limit
 	}
 
-	h.L.DebugContext(ctx, fmt.Sprintf("Converted %+v for %+v to %+v.", params, cInfo, qp))
+	if h.L.Enabled(ctx, slog.LevelDebug) { // Quarters: format only what is logged
+		h.L.DebugContext(ctx, fmt.Sprintf("Converted %+v for %+v to %+v.", params, cInfo, qp))
+	}
 
 	return qp, nil
 }

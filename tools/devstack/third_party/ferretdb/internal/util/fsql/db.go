@@ -79,12 +79,16 @@ func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*Row
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	if db.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	}
 
 	rows, err := db.sqlDB.QueryContext(ctx, query, args...)
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	if db.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	}
 
 	return wrapRows(rows), err
 }
@@ -94,12 +98,16 @@ func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *s
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	if db.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	}
 
 	row := db.sqlDB.QueryRowContext(ctx, query, args...)
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(row.Err()))
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	if db.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	}
 
 	return row
 }
@@ -109,7 +117,9 @@ func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	if db.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		db.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	}
 
 	res, err := db.sqlDB.ExecContext(ctx, query, args...)
 
@@ -119,7 +129,9 @@ func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	}
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	if db.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		db.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	}
 
 	return res, err
 }

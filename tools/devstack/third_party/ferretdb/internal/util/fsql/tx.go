@@ -68,12 +68,16 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*Row
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	if tx.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	}
 
 	rows, err := tx.sqlTx.QueryContext(ctx, query, args...)
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	if tx.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	}
 
 	return wrapRows(rows), err
 }
@@ -83,12 +87,16 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	if tx.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	}
 
 	row := tx.sqlTx.QueryRowContext(ctx, query, args...)
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(row.Err()))
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	if tx.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	}
 
 	return row
 }
@@ -98,7 +106,9 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	start := time.Now()
 
 	fields := []any{slog.Any("args", args)}
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	if tx.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf(">>> %s", query))
+	}
 
 	res, err := tx.sqlTx.ExecContext(ctx, query, args...)
 
@@ -108,7 +118,9 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	}
 
 	fields = append(fields, slog.Duration("time", time.Since(start)), logging.Error(err))
-	tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	if tx.l.Enabled(ctx, slog.LevelDebug) { // Quarters: With formats its attributes even when debug is off
+		tx.l.With(fields...).DebugContext(ctx, fmt.Sprintf("<<< %s", query))
+	}
 
 	return res, err
 }
