@@ -619,3 +619,75 @@ func TestIdleSweepBacksOffAndStillFindsUnnotifiedEvents(t *testing.T) {
 	relay.Notify()
 	waitFor(t, 20*time.Second, "the notified event published", func() bool { return eventIDs(msgs.snapshot())[notified] == 1 })
 }
+
+// duringPublish runs a function once, while the relay publishes a page.
+type duringPublish struct {
+	pub  outbox.Publisher
+	once sync.Once
+	fn   func()
+}
+
+func (d *duringPublish) WriteMessages(ctx context.Context, msgs ...kafka.Message) error {
+	err := d.pub.WriteMessages(ctx, msgs...)
+	d.once.Do(d.fn)
+	return err
+}
+
+// A page's published events are removed together; a document written
+// between the relay's read and its removal keeps the event written then,
+// and loses the ones that were published.
+func TestDocumentChangedDuringPublishKeepsItsNewEvent(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	e := newEnv(t, ctx)
+	msgs := e.collect(t, ctx)
+	var created []string
+	for i := range 5 {
+		id, err := e.create(ctx, "org-"+strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		created = append(created, id)
+	}
+	var renamed string
+	pub := &duringPublish{pub: e.writer, fn: func() {
+		id, err := e.rename(ctx, "org-2", "renamed")
+		if err != nil {
+			t.Error(err)
+		}
+		renamed = id
+	}}
+	relay := e.relay(pub)
+	if err := relay.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	for i := range 5 {
+		d := e.doc(t, ctx, "org-"+strconv.Itoa(i))
+		want := 0
+		if i == 2 {
+			want = 1
+		}
+		if len(d.Outbox) != want || d.OutboxPending != want {
+			t.Fatalf("org-%d after the first pass: %d events, pending %d; want %d", i, len(d.Outbox), d.OutboxPending, want)
+		}
+	}
+	if got := e.doc(t, ctx, "org-2").Outbox[0].ID; got != renamed {
+		t.Fatalf("org-2 kept event %s, want the rename's %s", got, renamed)
+	}
+	if err := relay.Flush(ctx); err != nil {
+		t.Fatalf("second flush: %v", err)
+	}
+	if d := e.doc(t, ctx, "org-2"); d.OutboxPending != 0 {
+		t.Fatalf("org-2 after the second pass: pending %d", d.OutboxPending)
+	}
+	waitFor(t, 20*time.Second, "all six events in Kafka", func() bool {
+		seen := eventIDs(msgs.snapshot())
+		for _, id := range append(created, renamed) {
+			if seen[id] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
