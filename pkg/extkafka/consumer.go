@@ -43,10 +43,10 @@ type Consumer struct {
 	maxBackoff time.Duration
 	maxWait    time.Duration
 	commitWait time.Duration
-	// commitInterval is how often handled offsets are committed; 0 commits
-	// each message before the next is fetched.
-	commitInterval time.Duration
 }
+
+// commitInterval is how often the offsets of handled messages are committed.
+const commitInterval = 200 * time.Millisecond
 
 // ConsumerOption adjusts a Consumer.
 type ConsumerOption func(*Consumer)
@@ -69,13 +69,6 @@ func WithRetryBackoff(minDelay, maxDelay time.Duration) ConsumerOption {
 	return func(c *Consumer) { c.minBackoff, c.maxBackoff = minDelay, maxDelay }
 }
 
-// WithCommitInterval sets how often the offsets of handled messages are
-// committed (default 200 ms). 0 commits each message synchronously before
-// the next one is fetched.
-func WithCommitInterval(d time.Duration) ConsumerOption {
-	return func(c *Consumer) { c.commitInterval = max(d, 0) }
-}
-
 // NewConsumer returns a consumer of topics in group groupID. Nothing connects
 // until Run. Metrics are registered on reg; several consumers may share one
 // registry.
@@ -96,8 +89,6 @@ func NewConsumer(brokers []string, groupID string, topics []string, handler Hand
 		maxBackoff: 30 * time.Second,
 		maxWait:    500 * time.Millisecond,
 		commitWait: 5 * time.Second,
-
-		commitInterval: 200 * time.Millisecond,
 	}
 	for _, o := range opts {
 		o(c)
@@ -119,7 +110,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		MinBytes:              1,
 		MaxBytes:              10 << 20,
 		MaxWait:               c.maxWait,
-		CommitInterval:        c.commitInterval,
+		CommitInterval:        commitInterval,
 		StartOffset:           kafka.FirstOffset,
 		WatchPartitionChanges: true,
 		Logger:                kafka.LoggerFunc(c.logf(slog.LevelDebug)),
