@@ -227,10 +227,23 @@ func (s *Service) syncHold(ctx context.Context, propertyID, id string) {
 }
 
 // UpdateReservation changes a booking for an operator.
+//
+// The organisation is read only when the answer is an error: a stored
+// reservation proves its organisation exists (organisations are never
+// deleted), and an unknown organisation answers 404 before any other error,
+// as if it had been checked first.
 func (s *Service) UpdateReservation(ctx context.Context, orgID, id string, in domain.ReservationInput) (ReservationView, error) {
-	if _, err := s.RequireOrg(ctx, orgID); err != nil {
+	v, err := s.updateReservation(ctx, orgID, id, in)
+	if err != nil {
+		if _, orgErr := s.RequireOrg(ctx, orgID); orgErr != nil {
+			return ReservationView{}, orgErr
+		}
 		return ReservationView{}, err
 	}
+	return v, nil
+}
+
+func (s *Service) updateReservation(ctx context.Context, orgID, id string, in domain.ReservationInput) (ReservationView, error) {
 	if in.PropertyID.Set {
 		return ReservationView{}, apperr.Invalid("Field propertyId cannot be changed.")
 	}

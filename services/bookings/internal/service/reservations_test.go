@@ -118,6 +118,13 @@ func TestReservationLifecycle(t *testing.T) {
 	if r := h.admin("POST", "/orgs/org_unknown/reservations", `{"propertyId":"x","checkIn":"2025-01-01","checkOut":"2025-01-02"}`); r.status != 404 || r.body["error"] != "not_found" {
 		t.Fatalf("unknown org: %d %s", r.status, r.raw)
 	}
+	// An unknown org answers 404 before any other error, as if checked first.
+	if r := h.admin("PATCH", "/orgs/org_unknown/reservations/"+id, `{"propertyId":"x"}`); r.status != 404 || !strings.Contains(r.body["message"].(string), "org_unknown") {
+		t.Fatalf("PATCH in an unknown org with a bad body: %d %s", r.status, r.raw)
+	}
+	if r := h.admin("PATCH", "/orgs/"+org+"/reservations/"+id, `{"propertyId":"x"}`); r.status != 400 || !strings.Contains(r.body["message"].(string), "propertyId") {
+		t.Fatalf("PATCH of propertyId: %d %s", r.status, r.raw)
+	}
 	if r := h.admin("PATCH", "/orgs/"+org+"/reservations/res_nope", `{"notes":"x"}`); r.status != 404 {
 		t.Fatalf("unknown reservation: %d %s", r.status, r.raw)
 	}
