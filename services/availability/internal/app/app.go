@@ -237,6 +237,12 @@ func (s *Service) ApplyReservation(ctx context.Context, r domain.Reservation) er
 	if found && prev.Version >= r.Version {
 		return nil
 	}
+	if found && sameFacts(prev, r) {
+		// Nothing this service keeps changed (a change of notes, guests,
+		// pricing…): the calendars were brought in line with these facts
+		// before they were stored, so there is nothing to write.
+		return nil
+	}
 	status, occupies := r.Occupies()
 	if occupies {
 		// A booking never occupies another organisation's property.
@@ -267,6 +273,13 @@ func (s *Service) ApplyReservation(ctx context.Context, r domain.Reservation) er
 		}
 	}
 	return s.Reservations.Apply(ctx, r)
+}
+
+// sameFacts reports whether two states of a reservation agree on every
+// fact the projection keeps, whatever their versions.
+func sameFacts(a, b domain.Reservation) bool {
+	a.Version, b.Version = 0, 0
+	return a == b
 }
 
 func (s *Service) putBooking(ctx context.Context, r domain.Reservation, status domain.Status) error {

@@ -43,6 +43,7 @@ func (m *memCalendars) Update(ctx context.Context, p string, change func(*domain
 type memReservations struct {
 	rs       map[string]domain.Reservation
 	failNext bool
+	applied  int
 }
 
 func (m *memReservations) Get(_ context.Context, id string) (domain.Reservation, bool, error) {
@@ -51,6 +52,7 @@ func (m *memReservations) Get(_ context.Context, id string) (domain.Reservation,
 }
 
 func (m *memReservations) Apply(_ context.Context, r domain.Reservation) error {
+	m.applied++
 	if m.failNext {
 		m.failNext = false
 		return errors.New("store unavailable")
@@ -209,5 +211,36 @@ func TestApplyReservation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An event that changes none of the facts the projection keeps (a new
+// note on a booking) writes nothing; the next real change still applies.
+func TestApplyReservationWithTheSameFactsWritesNothing(t *testing.T) {
+	t.Parallel()
+	cals := &memCalendars{cals: map[string]domain.Calendar{}}
+	rs := &memReservations{rs: map[string]domain.Reservation{}}
+	s := &Service{Calendars: cals, Reservations: rs, Listings: memListings{}}
+	ctx := context.Background()
+	for _, r := range []domain.Reservation{
+		res("r", "p1", domain.StatusReserved, "2026-05-02", "2026-05-04", 1),
+		res("r", "p1", domain.StatusReserved, "2026-05-02", "2026-05-04", 2),
+		res("r", "p1", domain.StatusReserved, "2026-05-02", "2026-05-04", 3),
+	} {
+		if err := s.ApplyReservation(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rs.applied != 1 || cals.cals["p1"].Version != 1 {
+		t.Fatalf("after two events with the same facts: %d records written, calendar version %d; want 1 and 1", rs.applied, cals.cals["p1"].Version)
+	}
+	if err := s.ApplyReservation(ctx, res("r", "p1", domain.StatusCancelled, "2026-05-02", "2026-05-04", 4)); err != nil {
+		t.Fatal(err)
+	}
+	if got := rs.rs["r"]; rs.applied != 2 || got.Version != 4 || got.Status != domain.StatusCancelled {
+		t.Fatalf("the cancellation after them: %d records written, stored %+v", rs.applied, got)
+	}
+	if len(cals.events) != 2 {
+		t.Fatalf("calendar events %v, want the hold and its release", cals.events)
 	}
 }
