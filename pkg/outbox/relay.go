@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,6 +68,13 @@ type Relay struct {
 	wake    chan struct{}
 	mu      sync.Mutex // one pass at a time
 	metrics relayMetrics
+
+	// sweep is set by Notify: the next pass looks for pending documents
+	// in every collection. Otherwise a pass woken by NotifyDoc reads only
+	// the documents named in docs (collection name → _id values).
+	sweep  atomic.Bool
+	docsMu sync.Mutex
+	docs   map[string][]any
 }
 
 type relayMetrics struct {
@@ -126,19 +134,57 @@ func NewRelay(pub Publisher, cfg Config, colls ...*mongo.Collection) *Relay {
 	}
 }
 
-// Notify asks for a pass soon. Call it after every write that added events;
-// it never blocks.
+// Notify asks for a pass soon over every collection. It never blocks.
+// Writers that know the document they wrote call NotifyDoc instead.
 func (r *Relay) Notify() {
+	r.sweep.Store(true)
+	r.poke()
+}
+
+// NotifyDoc asks for a pass soon over one document of one of the relay's
+// collections, just written with events: the pass reads it by _id instead
+// of looking for pending documents among all. It never blocks.
+func (r *Relay) NotifyDoc(coll string, id any) {
+	r.docsMu.Lock()
+	if r.docs == nil {
+		r.docs = map[string][]any{}
+	}
+	if len(r.docs[coll]) < maxNotifiedDocs {
+		r.docs[coll] = append(r.docs[coll], id)
+	} else {
+		// More than a pass reads by _id (a Kafka outage holds passes
+		// back): look for the pending documents instead.
+		r.sweep.Store(true)
+	}
+	r.docsMu.Unlock()
+	r.poke()
+}
+
+// maxNotifiedDocs bounds the documents remembered per collection between
+// passes.
+const maxNotifiedDocs = 10000
+
+// Notifier returns NotifyDoc for documents of coll, for a repository to call
+// after each write with events.
+func (r *Relay) Notifier(coll *mongo.Collection) func(id any) {
+	name := coll.Name()
+	return func(id any) { r.NotifyDoc(name, id) }
+}
+
+func (r *Relay) poke() {
 	select {
 	case r.wake <- struct{}{}:
 	default:
 	}
 }
 
-// Run makes a pass at once, then whenever Notify is called and at every
-// interval, until ctx is cancelled. After a failed pass it waits for the
-// interval, ignoring Notify, so a Kafka outage is not hammered. On
-// cancellation it makes a last pass bounded by FlushTimeout and returns nil.
+// Run makes a pass at once, then whenever Notify or NotifyDoc is called and
+// at every interval, until ctx is cancelled. After a failed pass it waits for
+// the interval, ignoring notifications, so a Kafka outage is not hammered.
+// The passes at the interval (and those Notify asks for) look at every
+// collection; the interval backs off while they find nothing, and passes
+// for NotifyDoc do not move it. On cancellation it makes a last pass bounded
+// by FlushTimeout and returns nil.
 func (r *Relay) Run(ctx context.Context) error {
 	for _, coll := range r.colls {
 		idx := mongo.IndexModel{Keys: bson.D{{Key: FieldPending, Value: 1}}, Options: options.Index().SetName("outbox_pending")}
@@ -150,17 +196,26 @@ func (r *Relay) Run(ctx context.Context) error {
 	timer := time.NewTimer(idle)
 	defer timer.Stop()
 	failed, found := r.pass(ctx)
+	sweepDone := true // the last pass was a sweep: set the next one's time
 	for {
 		wake := r.wake
-		switch {
-		case failed:
-			wake, idle = nil, r.cfg.Interval
-		case found:
-			idle = r.cfg.Interval
-		default:
-			idle = min(2*idle, r.cfg.MaxIdleInterval)
+		if sweepDone || failed {
+			switch {
+			case failed:
+				wake, idle = nil, r.cfg.Interval
+			case found:
+				idle = r.cfg.Interval
+			default:
+				idle = min(2*idle, r.cfg.MaxIdleInterval)
+			}
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+			timer.Reset(idle)
 		}
-		timer.Reset(idle)
 		select {
 		case <-ctx.Done():
 			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.FlushTimeout)
@@ -170,10 +225,92 @@ func (r *Relay) Run(ctx context.Context) error {
 			cancel()
 			return nil
 		case <-wake:
+			if r.sweep.Swap(false) {
+				failed, found = r.pass(ctx)
+				sweepDone = true
+			} else {
+				failed = r.passDocs(ctx)
+				sweepDone = false
+			}
 		case <-timer.C:
+			r.sweep.Store(false)
+			failed, found = r.pass(ctx)
+			sweepDone = true
 		}
-		failed, found = r.pass(ctx)
 	}
+}
+
+// passDocs runs the pass NotifyDoc asked for and reports whether it failed.
+func (r *Relay) passDocs(ctx context.Context) (failed bool) {
+	r.docsMu.Lock()
+	docs := r.docs
+	r.docs = nil
+	r.docsMu.Unlock()
+	if len(docs) == 0 {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, coll := range r.colls {
+		ids := docs[coll.Name()]
+		if len(ids) == 0 {
+			continue
+		}
+		if err := r.flushDocs(ctx, coll, ids); err != nil {
+			errs = append(errs, fmt.Errorf("collection %s: %w", coll.Name(), err))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("outbox pass failed; events stay pending", "error", err)
+		}
+		return true
+	}
+	return false
+}
+
+// flushDocs publishes and removes the pending events of the documents of
+// coll with the given ids, reading them by _id.
+func (r *Relay) flushDocs(ctx context.Context, coll *mongo.Collection, ids []any) error {
+	name := coll.Name()
+	var errs []error
+	for len(ids) > 0 {
+		n := min(len(ids), r.cfg.BatchSize)
+		chunk := ids[:n]
+		ids = ids[n:]
+		filter := bson.D{
+			{Key: "_id", Value: bson.D{{Key: "$in", Value: chunk}}},
+			{Key: FieldPending, Value: bson.D{{Key: "$gt", Value: 0}}},
+		}
+		docs, _, err := r.find(ctx, coll, filter)
+		if err != nil {
+			r.metrics.failures.WithLabelValues(name, "scan").Inc()
+			return errors.Join(append(errs, err)...)
+		}
+		if len(docs) == 0 {
+			continue
+		}
+		published, err := r.publish(ctx, name, docs)
+		if err != nil {
+			errs = append(errs, err)
+			var oversized *oversizedError
+			if !errors.As(err, &oversized) {
+				return errors.Join(errs...) // Kafka is failing: the sweep retries
+			}
+		}
+		if _, rerrs := r.removeAll(ctx, coll, r.removals(docs, published)); len(rerrs) > 0 {
+			r.metrics.failures.WithLabelValues(name, "remove").Add(float64(len(rerrs)))
+			errs = append(errs, rerrs...)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // pass flushes once and reports whether it failed and whether it found
@@ -258,25 +395,8 @@ func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) (fo
 					publishing = false // Kafka is failing: just count the rest
 				}
 			}
-			var removals []removal
-			for i, d := range docs {
-				backlog += len(d.events)
-				if len(d.events) == 0 && !d.broken {
-					// A counter left positive with no events: reset it so
-					// the document stops matching.
-					removals = append(removals, removal{doc: d})
-					continue
-				}
-				if published[i] == 0 {
-					continue
-				}
-				ids := make(map[string]bool, published[i])
-				for _, e := range d.events[:published[i]] {
-					ids[e.ID] = true
-				}
-				removals = append(removals, removal{doc: d, ids: ids, published: published[i]})
-			}
-			removed, rerrs := r.removeAll(ctx, coll, removals)
+			backlog += countEvents(docs)
+			removed, rerrs := r.removeAll(ctx, coll, r.removals(docs, published))
 			backlog -= removed
 			if len(rerrs) > 0 {
 				r.metrics.failures.WithLabelValues(name, "remove").Add(float64(len(rerrs)))
@@ -505,6 +625,29 @@ type removal struct {
 	doc       pendingDoc
 	ids       map[string]bool
 	published int
+}
+
+// removals lists what to remove from a page after publishing: the published
+// events of each document, and stale counters of documents without events.
+func (r *Relay) removals(docs []pendingDoc, published []int) []removal {
+	var rs []removal
+	for i, d := range docs {
+		if len(d.events) == 0 && !d.broken {
+			// A counter left positive with no events: reset it so the
+			// document stops matching.
+			rs = append(rs, removal{doc: d})
+			continue
+		}
+		if published[i] == 0 {
+			continue
+		}
+		ids := make(map[string]bool, published[i])
+		for _, e := range d.events[:published[i]] {
+			ids[e.ID] = true
+		}
+		rs = append(rs, removal{doc: d, ids: ids, published: published[i]})
+	}
+	return rs
 }
 
 // removeAll removes the published events of a page of documents in one

@@ -691,3 +691,66 @@ func TestDocumentChangedDuringPublishKeepsItsNewEvent(t *testing.T) {
 		return true
 	})
 }
+
+// NotifyDoc publishes the named document at once, reading it by _id: a
+// document written without a notification waits for the sweep.
+func TestNotifyDocPublishesThatDocument(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	e := newEnv(t, ctx)
+	msgs := e.collect(t, ctx)
+	relay := outbox.NewRelay(e.writer, outbox.Config{
+		Interval: time.Hour, PublishTimeout: 2 * time.Second, FlushTimeout: 2 * time.Second, Registerer: e.reg,
+	}, e.coll)
+	first, err := e.create(ctx, "org-first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(runCtx) }()
+	// The sweep Run starts with; the next one is due in an hour.
+	waitFor(t, 10*time.Second, "the first sweep", func() bool {
+		return eventIDs(msgs.snapshot())[first] > 0 && e.doc(t, ctx, "org-first").OutboxPending == 0
+	})
+
+	silent, err := e.create(ctx, "org-silent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notified, err := e.create(ctx, "org-notified")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notify := relay.Notifier(e.coll)
+	notify("org-notified")
+	waitFor(t, 10*time.Second, "the notified document's event in Kafka", func() bool {
+		return eventIDs(msgs.snapshot())[notified] > 0
+	})
+	waitFor(t, 10*time.Second, "the notified document's outbox empty", func() bool {
+		return e.doc(t, ctx, "org-notified").OutboxPending == 0
+	})
+	// Another notification makes another pass, which still leaves the
+	// silent document to the sweep (due in an hour).
+	renamed, err := e.rename(ctx, "org-notified", "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notify("org-notified")
+	waitFor(t, 10*time.Second, "the second event in Kafka", func() bool {
+		return eventIDs(msgs.snapshot())[renamed] > 0
+	})
+	if eventIDs(msgs.snapshot())[silent] > 0 || e.doc(t, ctx, "org-silent").OutboxPending != 1 {
+		t.Fatal("a pass for one document published another")
+	}
+	// Notify asks for a sweep, which finds it.
+	relay.Notify()
+	waitFor(t, 10*time.Second, "the silent document's event after Notify", func() bool {
+		return eventIDs(msgs.snapshot())[silent] > 0
+	})
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}

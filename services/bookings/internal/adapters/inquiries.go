@@ -30,7 +30,7 @@ const (
 type Inquiries struct {
 	coll   *mongo.Collection
 	events InquiryEventFunc
-	notify func()
+	notify func(id any) // wakes the outbox relay for a document written with events
 }
 
 // InquiryEventFunc encodes an inquiry's event.
@@ -40,7 +40,7 @@ type InquiryEventFunc func(ctx context.Context, q domain.Inquiry, eventType stri
 func InquiryCollection(db *mongo.Database) *mongo.Collection { return db.Collection("inquiries") }
 
 // NewInquiries returns the repository and makes sure its indexes exist.
-func NewInquiries(ctx context.Context, db *mongo.Database, events InquiryEventFunc, notify func()) (*Inquiries, error) {
+func NewInquiries(ctx context.Context, db *mongo.Database, events InquiryEventFunc, notify func(id any)) (*Inquiries, error) {
 	coll := InquiryCollection(db)
 	err := extmongo.EnsureIndexes(ctx, coll,
 		mongo.IndexModel{
@@ -167,7 +167,7 @@ func (r *Inquiries) Insert(ctx context.Context, q domain.Inquiry, email *domain.
 	if _, err := r.coll.InsertOne(ctx, d); err != nil {
 		return fmt.Errorf("insert inquiry %s: %w", q.ID, err)
 	}
-	r.notify()
+	r.notify(q.ID)
 	return nil
 }
 
@@ -234,7 +234,7 @@ func (r *Inquiries) MarkConverted(ctx context.Context, q domain.Inquiry, reserva
 			return false, fmt.Errorf("mark inquiry %s converted: %w", q.ID, err)
 		}
 		if res.MatchedCount == 1 {
-			r.notify()
+			r.notify(q.ID)
 			return true, nil
 		}
 	}

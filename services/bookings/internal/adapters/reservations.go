@@ -31,7 +31,7 @@ const (
 type Reservations struct {
 	coll   *mongo.Collection
 	events ReservationEventFunc
-	notify func()
+	notify func(id any) // wakes the outbox relay for a document written with events
 }
 
 // ReservationEventFunc encodes a booking's event.
@@ -46,7 +46,7 @@ func ReservationCollection(db *mongo.Database) *mongo.Collection {
 // one per sort key (org, live, key, id), and the property and status
 // filters with the default sort. The updatedAt one also serves
 // updatedSince, the checkOut one the check-out bounds.
-func NewReservations(ctx context.Context, db *mongo.Database, events ReservationEventFunc, notify func()) (*Reservations, error) {
+func NewReservations(ctx context.Context, db *mongo.Database, events ReservationEventFunc, notify func(id any)) (*Reservations, error) {
 	coll := ReservationCollection(db)
 	var models []mongo.IndexModel
 	for _, key := range []string{"checkIn", "checkOut", "updatedAt", "createdAt"} {
@@ -198,7 +198,7 @@ func (r *Reservations) Insert(ctx context.Context, res domain.Reservation) error
 		}
 		return fmt.Errorf("insert reservation %s: %w", res.ID, err)
 	}
-	r.notify()
+	r.notify(res.ID)
 	return nil
 }
 
@@ -275,7 +275,7 @@ func (r *Reservations) Replace(ctx context.Context, res domain.Reservation, prev
 		return false, fmt.Errorf("update reservation %s: %w", res.ID, err)
 	}
 	if out.MatchedCount == 1 {
-		r.notify()
+		r.notify(res.ID)
 		return true, nil
 	}
 	return false, nil
@@ -300,7 +300,7 @@ func (r *Reservations) Delete(ctx context.Context, res domain.Reservation) (bool
 		return false, fmt.Errorf("delete reservation %s: %w", res.ID, err)
 	}
 	if out.MatchedCount == 1 {
-		r.notify()
+		r.notify(res.ID)
 		return true, nil
 	}
 	return false, nil

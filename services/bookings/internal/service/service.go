@@ -101,11 +101,11 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 		}
 		relay := outbox.NewRelay(writer, outbox.Config{Logger: rt.Log, Registerer: rt.Registry},
 			adapters.ReservationCollection(db), adapters.InquiryCollection(db))
-		reservations, err := adapters.NewReservations(ctx, db, adapters.ReservationEvents(resTopic), relay.Notify)
+		reservations, err := adapters.NewReservations(ctx, db, adapters.ReservationEvents(resTopic), relay.Notifier(adapters.ReservationCollection(db)))
 		if err != nil {
 			return nil, err
 		}
-		inquiries, err := adapters.NewInquiries(ctx, db, adapters.InquiryEvents(inqTopic), relay.Notify)
+		inquiries, err := adapters.NewInquiries(ctx, db, adapters.InquiryEvents(inqTopic), relay.Notifier(adapters.InquiryCollection(db)))
 		if err != nil {
 			return nil, err
 		}
