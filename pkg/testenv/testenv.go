@@ -4,7 +4,7 @@
 // addresses from the environment, the way end-to-end suites are handed their
 // endpoints, so that neither pkg nor any service depends on the dev stack:
 //
-//	QUARTERS_TEST_MONGO_URI   MongoDB URI (the embedded store wants maxPoolSize=1)
+//	QUARTERS_TEST_MONGO_URI   MongoDB URI (the embedded store's carries its pool size)
 //	QUARTERS_TEST_KAFKA       comma-separated Kafka brokers
 //	QUARTERS_TEST_REDIS_URL   Redis URL (default redis://127.0.0.1:6379/0)
 //

@@ -13,7 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 )
 
-func TestMongoSingleConnectionUpdatesAreAtomic(t *testing.T) {
+func TestMongoPoolUpdatesAreAtomic(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -22,10 +22,10 @@ func TestMongoSingleConnectionUpdatesAreAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Stop()
-	// The store is not atomic across connections; the URI every service
-	// gets is what keeps a client to one.
-	if cs, err := connstring.ParseAndValidate(m.URI); err != nil || !cs.MaxPoolSizeSet || cs.MaxPoolSize != 1 {
-		t.Fatalf("URI %s: want maxPoolSize=1 (%v)", m.URI, err)
+	// Every service gets this URI: a pool of PoolSize connections, which
+	// the increments below use at once.
+	if cs, err := connstring.ParseAndValidate(m.URI); err != nil || !cs.MaxPoolSizeSet || cs.MaxPoolSize != PoolSize {
+		t.Fatalf("URI %s: want maxPoolSize=%d (%v)", m.URI, PoolSize, err)
 	}
 	cl, err := mongo.Connect(options.Client().ApplyURI(m.URI))
 	if err != nil {

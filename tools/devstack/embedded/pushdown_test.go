@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,5 +225,63 @@ func TestMongoBulkUpdateOfManyDocuments(t *testing.T) {
 	left, err := coll.CountDocuments(ctx, bson.M{"version": 1})
 	if err != nil || left != 0 {
 		t.Fatalf("%d documents still at version 1 (%v)", left, err)
+	}
+}
+
+// Updates of one document through many connections at once lose nothing,
+// and a compare-and-set on a version admits exactly one of its contenders:
+// the store's updates are atomic whichever connection sends them.
+func TestMongoUpdatesAreAtomicAcrossConnections(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m, err := StartMongo(ctx, t.TempDir(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop()
+	uri := "mongodb://" + m.Addr + "/?maxPoolSize=16"
+	cl, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Disconnect(ctx)
+	coll := cl.Database("t").Collection("c")
+	if _, err := coll.InsertOne(ctx, bson.M{"_id": "a", "n": 0, "version": 0}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			if _, err := coll.UpdateOne(ctx, bson.M{"_id": "a"}, bson.M{"$inc": bson.M{"n": 1}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	var doc struct{ N int }
+	if err := coll.FindOne(ctx, bson.M{"_id": "a"}).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.N != 50 {
+		t.Fatalf("n = %d after 50 concurrent increments over 16 connections, want 50", doc.N)
+	}
+	for round := range 5 {
+		var winners atomic.Int32
+		for range 20 {
+			wg.Go(func() {
+				res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: "a"}, {Key: "version", Value: round}},
+					bson.M{"$set": bson.M{"version": round + 1}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				winners.Add(int32(res.ModifiedCount))
+			})
+		}
+		wg.Wait()
+		if winners.Load() != 1 {
+			t.Fatalf("round %d: %d of 20 compare-and-sets won, want 1", round, winners.Load())
+		}
 	}
 }

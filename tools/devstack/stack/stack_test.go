@@ -18,6 +18,7 @@ import (
 
 	"quarters.dev/tools/devstack/config"
 	"quarters.dev/tools/devstack/demo"
+	"quarters.dev/tools/devstack/embedded"
 	"quarters.dev/tools/devstack/services"
 )
 
@@ -126,7 +127,7 @@ func TestStackRunsServicesBehindTheIngress(t *testing.T) {
 	if a.status != 200 || a.body["service"] != "catalog" || a.body["publicUrl"] != s.IngressURL {
 		t.Fatalf("GET listings: %d %v", a.status, a.body)
 	}
-	if !strings.Contains(a.body["mongo"].(string), "maxPoolSize=1") || a.body["redis"] != s.RedisURL ||
+	if !strings.Contains(a.body["mongo"].(string), fmt.Sprintf("maxPoolSize=%d", embedded.PoolSize)) || a.body["redis"] != s.RedisURL ||
 		a.body["kafka"] != strings.Join(s.KafkaBrokers, ",") || a.body["allowHttp"] != "true" || a.body["smtp"] != s.SMTPAddr {
 		t.Fatalf("service environment: %v", a.body)
 	}

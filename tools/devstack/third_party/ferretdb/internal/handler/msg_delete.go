@@ -70,7 +70,11 @@ func (h *Handler) MsgDelete(connCtx context.Context, msg *wire.OpMsg) (*wire.OpM
 
 	for i, p := range params.Deletes {
 		var d int32
+		// Quarters: the delete's read and its removal by _id run with no
+		// update of the collection between them (quarters_writelock.go).
+		unlock := lockCollectionWrites(params.DB, params.Collection)
 		d, err = h.execDelete(connCtx, c, &p)
+		unlock()
 
 		deleted += d
 

@@ -132,6 +132,10 @@ func (h *Handler) findAndModifyDocument(ctx context.Context, params *common.Find
 		qp.Filter = params.Query
 	}
 
+	// Quarters: from the read to the write, no other update of the
+	// collection runs (quarters_writelock.go).
+	defer lockCollectionWrites(params.DB, params.Collection)()
+
 	queryRes, err := c.Query(ctx, &qp)
 	if err != nil {
 		return nil, lazyerrors.Error(err)

@@ -112,8 +112,13 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 			qp.Filter = u.Filter
 		}
 
+		// Quarters: from the read to the write, no other update of the
+		// collection runs (quarters_writelock.go).
+		unlock := lockCollectionWrites(params.DB, params.Collection)
+
 		res, err := c.Query(ctx, &qp)
 		if err != nil {
+			unlock()
 			return 0, 0, nil, lazyerrors.Error(err)
 		}
 
@@ -133,6 +138,7 @@ func (h *Handler) updateDocument(ctx context.Context, params *common.UpdateParam
 
 		result, err := common.UpdateDocument(ctx, c, "update", iter, &u)
 		closer.Close()
+		unlock()
 
 		if err != nil {
 			return 0, 0, nil, lazyerrors.Error(err)
