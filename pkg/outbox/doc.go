@@ -39,13 +39,14 @@
 //		if res.MatchedCount == 0 {
 //			return ErrConflict // someone else changed the org first: reload and retry
 //		}
-//		r.relay.Notify()
+//		r.notify(orgID) // relay.Notifier(r.coll): the relay reads this document by _id
 //		return nil
 //	}
 //
 // # Relay
 //
-// A Relay finds documents whose outboxPending is positive, publishes their
+// A Relay finds documents whose outboxPending is positive (those named by
+// NotifyDoc, read by _id, or all of them on a sweep), publishes their
 // events in order (keyed by aggregate id, so one aggregate's events stay in
 // order on one partition) and then removes exactly the acknowledged events by
 // rewriting the outbox array under a compare-and-set on the document's version
@@ -64,6 +65,6 @@
 //	defer writer.Close()
 //	relay := outbox.NewRelay(writer, outbox.Config{Logger: log, Registerer: reg},
 //		db.Collection("orgs"), db.Collection("credential_sets"))
-//	repo := NewOrgRepo(db.Collection("orgs"), relay) // calls relay.Notify after each write
+//	repo := NewOrgRepo(db.Collection("orgs"), relay.Notifier(db.Collection("orgs"))) // called after each write
 //	group.Go(func() error { return relay.Run(ctx) }) // flushes once more on shutdown
 package outbox

@@ -37,12 +37,12 @@ type EventFunc func(ctx context.Context, h *domain.History, eventType string, re
 type Histories struct {
 	coll   *mongo.Collection
 	events EventFunc
-	notify func()
+	notify func(id any) // wakes the outbox relay for a document written with events
 }
 
 // NewHistories returns the repository over HistoryCollection; notify wakes
 // the outbox relay after a write.
-func NewHistories(db *mongo.Database, events EventFunc, notify func()) *Histories {
+func NewHistories(db *mongo.Database, events EventFunc, notify func(id any)) *Histories {
 	return &Histories{coll: HistoryCollection(db), events: events, notify: notify}
 }
 
@@ -205,7 +205,7 @@ func (r *Histories) Update(ctx context.Context, reservationID, orgID string, cha
 			return domain.History{}, err
 		}
 		if stored {
-			r.notify()
+			r.notify(h.ReservationID)
 			return h, nil
 		}
 	}

@@ -73,7 +73,7 @@ func assemble(ctx context.Context, rt *bootstrap.Runtime, cfg *Config, st *store
 	}
 	proj := adapters.NewProjections(db)
 	svc := &app.Service{
-		Histories:    adapters.NewHistories(db, adapters.AgreementEvents(agreementTopic), relay.Notify),
+		Histories:    adapters.NewHistories(db, adapters.AgreementEvents(agreementTopic), relay.Notifier(adapters.HistoryCollection(db))),
 		Orgs:         proj.Orgs(),
 		Reservations: proj.Reservations(),
 		Documents:    docs,

@@ -26,7 +26,7 @@ const (
 type Orgs struct {
 	coll   *mongo.Collection
 	events EventFunc
-	notify func()
+	notify func(id any) // wakes the outbox relay for a document written with events
 }
 
 // EventFunc turns an org state into its event.
@@ -37,7 +37,7 @@ func OrgCollection(db *mongo.Database) *mongo.Collection { return db.Collection(
 
 // NewOrgs returns the repository over OrgCollection; notify wakes the outbox
 // relay after a write.
-func NewOrgs(db *mongo.Database, events EventFunc, notify func()) *Orgs {
+func NewOrgs(db *mongo.Database, events EventFunc, notify func(id any)) *Orgs {
 	return &Orgs{coll: OrgCollection(db), events: events, notify: notify}
 }
 
@@ -74,7 +74,7 @@ func (r *Orgs) Create(ctx context.Context, o domain.Org) error {
 	if _, err := r.coll.InsertOne(ctx, doc); err != nil {
 		return fmt.Errorf("insert org %s: %w", o.ID, err)
 	}
-	r.notify()
+	r.notify(o.ID)
 	return nil
 }
 
@@ -126,7 +126,7 @@ func (r *Orgs) Update(ctx context.Context, id string, change func(*domain.Org) (
 			return domain.Org{}, fmt.Errorf("update org %s: %w", id, err)
 		}
 		if res.MatchedCount == 1 {
-			r.notify()
+			r.notify(id)
 			return o, nil
 		}
 	}

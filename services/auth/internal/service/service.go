@@ -46,7 +46,7 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 
 		relay := outbox.NewRelay(st.Writer, outbox.Config{Logger: rt.Log, Registerer: rt.Registry},
 			adapters.OrgCollection(db))
-		orgs := adapters.NewOrgs(db, adapters.OrgEvents(orgTopic), relay.Notify)
+		orgs := adapters.NewOrgs(db, adapters.OrgEvents(orgTopic), relay.Notifier(adapters.OrgCollection(db)))
 		creds, err := adapters.NewCredentials(ctx, db)
 		if err != nil {
 			_ = st.Close(ctx)

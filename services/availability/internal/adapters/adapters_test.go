@@ -89,7 +89,7 @@ func TestCalendarUpdatesUnderContention(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testenv.Mongo(t)
-	cals := NewCalendars(db, CalendarEvents("t.calendars"), func() {})
+	cals := NewCalendars(db, CalendarEvents("t.calendars"), func(any) {})
 	const n = 12
 	var wg sync.WaitGroup
 	errs := make(chan error, n)

@@ -28,7 +28,7 @@ type EventFunc func(ctx context.Context, c domain.Calendar, days domain.Span, at
 type Calendars struct {
 	coll   *mongo.Collection
 	events EventFunc
-	notify func()
+	notify func(id any) // wakes the outbox relay for a document written with events
 	now    func() time.Time
 }
 
@@ -38,7 +38,7 @@ func CalendarCollection(db *mongo.Database) *mongo.Collection { return db.Collec
 
 // NewCalendars returns the repository over CalendarCollection; notify wakes
 // the outbox relay after a write.
-func NewCalendars(db *mongo.Database, events EventFunc, notify func()) *Calendars {
+func NewCalendars(db *mongo.Database, events EventFunc, notify func(id any)) *Calendars {
 	return &Calendars{coll: CalendarCollection(db), events: events, notify: notify, now: time.Now}
 }
 
@@ -187,7 +187,7 @@ func (r *Calendars) Update(ctx context.Context, propertyID string, change func(*
 			if err != nil {
 				return domain.Calendar{}, fmt.Errorf("insert calendar %s: %w", propertyID, err)
 			}
-			r.notify()
+			r.notify(propertyID)
 			return c, nil
 		}
 		update, err := outbox.Append(bson.D{{Key: "$set", Value: bson.D{
@@ -205,7 +205,7 @@ func (r *Calendars) Update(ctx context.Context, propertyID string, change func(*
 		}
 		if res.MatchedCount == 1 {
 			if len(events) > 0 {
-				r.notify()
+				r.notify(propertyID)
 			}
 			return c, nil
 		}

@@ -61,7 +61,7 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 			Orgs:         adapters.NewOrgs(db),
 			Listings:     adapters.NewListings(db),
 			Reservations: adapters.NewReservations(db),
-			Calendars:    adapters.NewCalendars(db, adapters.CalendarEvents(topics["calendars"]), relay.Notify),
+			Calendars:    adapters.NewCalendars(db, adapters.CalendarEvents(topics["calendars"]), relay.Notifier(adapters.CalendarCollection(db))),
 			Now:          cfg.Now,
 		}
 		consumers := &ports.Consumers{Svc: svc, Log: rt.Log}

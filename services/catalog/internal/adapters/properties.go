@@ -28,12 +28,12 @@ func PropertyCollection(db *mongo.Database) *mongo.Collection { return db.Collec
 type Properties struct {
 	coll   *mongo.Collection
 	events EventFunc
-	notify func()
+	notify func(id any) // wakes the outbox relay for a document written with events
 }
 
 // NewProperties returns the repository and makes sure its indexes exist;
 // notify wakes the outbox relay after a write with events.
-func NewProperties(ctx context.Context, db *mongo.Database, events EventFunc, notify func()) (*Properties, error) {
+func NewProperties(ctx context.Context, db *mongo.Database, events EventFunc, notify func(id any)) (*Properties, error) {
 	coll := PropertyCollection(db)
 	err := extmongo.EnsureIndexes(ctx, coll, mongo.IndexModel{
 		Keys:    bson.D{{Key: "orgId", Value: 1}},
@@ -43,7 +43,7 @@ func NewProperties(ctx context.Context, db *mongo.Database, events EventFunc, no
 		return nil, fmt.Errorf("property indexes: %w", err)
 	}
 	if notify == nil {
-		notify = func() {}
+		notify = func(any) {}
 	}
 	return &Properties{coll: coll, events: events, notify: notify}, nil
 }
@@ -258,7 +258,7 @@ func (r *Properties) Update(ctx context.Context, orgID, id string, change func(*
 		}
 		if res.MatchedCount == 1 {
 			if ch.Event != "" {
-				r.notify()
+				r.notify(id)
 			}
 			return p, nil
 		}

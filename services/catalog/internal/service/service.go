@@ -72,7 +72,7 @@ func build(ctx context.Context, rt *bootstrap.Runtime, cfg *Config, st *stores.S
 	}
 	relay := outbox.NewRelay(st.Writer, outbox.Config{Logger: rt.Log, Registerer: rt.Registry},
 		adapters.PropertyCollection(db))
-	props, err := adapters.NewProperties(ctx, db, adapters.ListingEvents(listingTopic), relay.Notify)
+	props, err := adapters.NewProperties(ctx, db, adapters.ListingEvents(listingTopic), relay.Notifier(adapters.PropertyCollection(db)))
 	if err != nil {
 		return nil, fmt.Errorf("prepare properties: %w", err)
 	}
