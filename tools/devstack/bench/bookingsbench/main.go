@@ -395,8 +395,8 @@ func listBench(ctx context.Context, b *benchkit.Bench, f flags, orgID, auth stri
 	}
 
 	// The same rows in the same order, and the same total. The service may
-	// fail while its one store connection is busy (see its log); it is
-	// tried a few times, and the comparison is made only when it answers.
+	// fail while its store connections are busy (see its log); it is tried
+	// a few times, and the comparison is made only when it answers.
 	docs, err := bare()
 	if err != nil {
 		return err
