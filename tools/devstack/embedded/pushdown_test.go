@@ -228,10 +228,11 @@ func TestMongoBulkUpdateOfManyDocuments(t *testing.T) {
 	}
 }
 
-// Updates of one document through many connections at once lose nothing,
-// and a compare-and-set on a version admits exactly one of its contenders:
-// the store's updates are atomic whichever connection sends them.
-func TestMongoUpdatesAreAtomicAcrossConnections(t *testing.T) {
+// A compare-and-set on a version admits exactly one of its contenders,
+// however many connections they come through: the store's updates are
+// atomic whichever connection sends them (TestMongoPoolUpdatesAreAtomic
+// shows increments lose nothing).
+func TestMongoCompareAndSetIsAtomicAcrossConnections(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -247,25 +248,10 @@ func TestMongoUpdatesAreAtomicAcrossConnections(t *testing.T) {
 	}
 	defer cl.Disconnect(ctx)
 	coll := cl.Database("t").Collection("c")
-	if _, err := coll.InsertOne(ctx, bson.M{"_id": "a", "n": 0, "version": 0}); err != nil {
+	if _, err := coll.InsertOne(ctx, bson.M{"_id": "a", "version": 0}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	for range 50 {
-		wg.Go(func() {
-			if _, err := coll.UpdateOne(ctx, bson.M{"_id": "a"}, bson.M{"$inc": bson.M{"n": 1}}); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	var doc struct{ N int }
-	if err := coll.FindOne(ctx, bson.M{"_id": "a"}).Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	if doc.N != 50 {
-		t.Fatalf("n = %d after 50 concurrent increments over 16 connections, want 50", doc.N)
-	}
 	for round := range 5 {
 		var winners atomic.Int32
 		for range 20 {
