@@ -294,23 +294,33 @@ func (r *Relay) flushDocs(ctx context.Context, coll *mongo.Collection, ids []any
 		if len(docs) == 0 {
 			continue
 		}
-		published, err := r.publish(ctx, name, docs)
-		if err != nil {
-			errs = append(errs, err)
-			var oversized *oversizedError
-			if !errors.As(err, &oversized) {
-				return errors.Join(errs...) // Kafka is failing: the sweep retries
-			}
-		}
-		if _, rerrs := r.removeAll(ctx, coll, r.removals(docs, published)); len(rerrs) > 0 {
-			r.metrics.failures.WithLabelValues(name, "remove").Add(float64(len(rerrs)))
-			errs = append(errs, rerrs...)
-			if ctx.Err() != nil {
-				break
-			}
+		_, kafkaDown, perrs := r.publishPage(ctx, coll, docs)
+		errs = append(errs, perrs...)
+		if kafkaDown || ctx.Err() != nil {
+			break // the sweep retries
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// publishPage publishes the events of a page of documents and removes the
+// acknowledged ones. It returns how many events it removed, whether Kafka
+// is failing (rather than refusing single oversized events), and the
+// errors met.
+func (r *Relay) publishPage(ctx context.Context, coll *mongo.Collection, docs []pendingDoc) (removed int, kafkaDown bool, errs []error) {
+	name := coll.Name()
+	published, err := r.publish(ctx, name, docs)
+	if err != nil {
+		errs = append(errs, err)
+		var oversized *oversizedError
+		kafkaDown = !errors.As(err, &oversized)
+	}
+	removed, rerrs := r.removeAll(ctx, coll, r.removals(docs, published))
+	if len(rerrs) > 0 {
+		r.metrics.failures.WithLabelValues(name, "remove").Add(float64(len(rerrs)))
+		errs = append(errs, rerrs...)
+	}
+	return removed, kafkaDown, errs
 }
 
 // pass flushes once and reports whether it failed and whether it found
@@ -387,23 +397,14 @@ func (r *Relay) flushCollection(ctx context.Context, coll *mongo.Collection) (fo
 		if !publishing {
 			backlog += countEvents(docs)
 		} else {
-			published, err := r.publish(ctx, name, docs)
-			if err != nil {
-				errs = append(errs, err)
-				var oversized *oversizedError
-				if !errors.As(err, &oversized) {
-					publishing = false // Kafka is failing: just count the rest
-				}
+			removed, kafkaDown, perrs := r.publishPage(ctx, coll, docs)
+			backlog += countEvents(docs) - removed
+			errs = append(errs, perrs...)
+			if kafkaDown {
+				publishing = false // Kafka is failing: just count the rest
 			}
-			backlog += countEvents(docs)
-			removed, rerrs := r.removeAll(ctx, coll, r.removals(docs, published))
-			backlog -= removed
-			if len(rerrs) > 0 {
-				r.metrics.failures.WithLabelValues(name, "remove").Add(float64(len(rerrs)))
-				errs = append(errs, rerrs...)
-				if ctx.Err() != nil {
-					return found, errors.Join(errs...)
-				}
+			if ctx.Err() != nil {
+				return found, errors.Join(errs...)
 			}
 		}
 		if n < r.cfg.BatchSize {
