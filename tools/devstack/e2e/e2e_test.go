@@ -78,6 +78,10 @@ func apiClient(id, secret string) *client.Client {
 	return client.New(st.BaseURL, id, secret)
 }
 
+// stackOutput collects what the shared stack prints, across its restart
+// (TestRestartKeepsData), for the report of a failed run.
+var stackOutput bytes.Buffer
+
 func runStack(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "quarters-e2e-")
 	if err != nil {
@@ -85,16 +89,15 @@ func runStack(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	var out bytes.Buffer
-	st, err = startStack(dir, &out)
+	st, err = startStack(dir, &stackOutput)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "start dev stack: %v\n%s", err, out.String())
+		fmt.Fprintf(os.Stderr, "start dev stack: %v\n%s", err, stackOutput.String())
 		return 1
 	}
 	code := m.Run()
 	st.Stop()
 	if code != 0 {
-		fmt.Fprintf(os.Stderr, "dev stack output:\n%s", out.String())
+		fmt.Fprintf(os.Stderr, "dev stack output (both starts):\n%s", stackOutput.String())
 	}
 	return code
 }
@@ -344,17 +347,17 @@ func TestDemoOrgIsSeeded(t *testing.T) {
 	}
 }
 
-// TestRestartKeepsData runs last: it stops the shared stack and starts a new
-// one on the same data directory.
+// TestRestartKeepsData stops the shared stack and starts a new one on the
+// same data directory; the tests after it (in file order) use the new one.
 func TestRestartKeepsData(t *testing.T) {
 	orgID, creds := newOrg(t, "Survivor", 1)
 	demo := *st.Demo
 	dir := st.DataDir
 	st.Stop()
-	var out bytes.Buffer
-	next, err := startStack(dir, &out)
+	fmt.Fprintln(&stackOutput, "--- restart on the same data directory")
+	next, err := startStack(dir, &stackOutput)
 	if err != nil {
-		t.Fatalf("restart: %v\n%s", err, out.String())
+		t.Fatalf("restart: %v\n%s", err, stackOutput.String())
 	}
 	st = next
 	if a := admin(t, "GET", "/orgs/"+orgID, ""); a.status != 200 || obj(a.body["org"])["name"] != "Survivor" {
