@@ -311,3 +311,38 @@ func (b *Bench) LogTail(name string, n int) string {
 	}
 	return "no " + name + " process"
 }
+
+// CPUTicks is the machine's busy and idle time so far, in clock ticks, from
+// the first line of /proc/stat (busy: user, nice, system, irq, softirq,
+// steal; idle: idle, iowait).
+type CPUTicks struct{ Busy, Idle uint64 }
+
+// ReadCPU reads CPUTicks; zero when /proc/stat cannot be read.
+func ReadCPU() CPUTicks {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return CPUTicks{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return CPUTicks{}
+	}
+	var v [8]uint64
+	for i := range v {
+		v[i], _ = strconv.ParseUint(f[i+1], 10, 64)
+	}
+	return CPUTicks{Busy: v[0] + v[1] + v[2] + v[5] + v[6] + v[7], Idle: v[3] + v[4]}
+}
+
+// CPUSince describes the machine's CPU use since an earlier reading, spread
+// over n units of work: "X ms of CPU per unit, Y% busy". Ticks are taken at
+// 100 per second (USER_HZ on Linux).
+func CPUSince(before CPUTicks, n int, unit string) string {
+	after := ReadCPU()
+	busy, idle := after.Busy-before.Busy, after.Idle-before.Idle
+	if n == 0 || busy+idle == 0 {
+		return "machine CPU: not measured"
+	}
+	return fmt.Sprintf("machine CPU: %.2f ms per %s, %.0f%% busy", float64(busy)*10/float64(n), unit, 100*float64(busy)/float64(busy+idle))
+}

@@ -220,6 +220,7 @@ func run(rate int, duration time.Duration, poolSize, workers int, profile string
 	var writeLat []time.Duration
 	var latMu sync.Mutex
 	ticks := make(chan int, rate*int(duration/time.Second+1))
+	cpu := benchkit.ReadCPU()
 	start := time.Now()
 	for range workers {
 		wg.Go(func() {
@@ -274,8 +275,10 @@ func run(rate int, duration time.Duration, poolSize, workers int, profile string
 		written += len(w)
 	}
 	log.Printf("%d writes answered in %s; waiting for the last deliveries", written, sent.Round(100*time.Millisecond))
+	var cpuUse string
 	for quietSince := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 		if rc.count() >= written {
+			cpuUse = benchkit.CPUSince(cpu, rc.count(), "delivery")
 			// Give duplicates a moment to show.
 			time.Sleep(2 * time.Second)
 			break
@@ -284,6 +287,7 @@ func run(rate int, duration time.Duration, poolSize, workers int, profile string
 			quietSince = time.Unix(0, rc.last.Load())
 		}
 		if time.Since(quietSince) > 15*time.Second {
+			cpuUse = benchkit.CPUSince(cpu, rc.count(), "delivery") + " (including 15 s without an arrival)"
 			break
 		}
 	}
@@ -362,6 +366,7 @@ func run(rate int, duration time.Duration, poolSize, workers int, profile string
 	if !first.IsZero() {
 		fmt.Printf("  sustained %.1f deliveries/s (first to last arrival, %s)\n", float64(len(arrivals))/last.Sub(first).Seconds(), last.Sub(first).Round(100*time.Millisecond))
 	}
+	fmt.Printf("  %s, from the first write to the last arrival\n", cpuUse)
 	fmt.Printf("  lost %d, duplicated by delivery id %d, extra per reservation id %d, other events %d\n", lost, dupIDs, extra, foreign)
 	fmt.Printf("  write answered → arrival: %s (%d arrived before the write's answer)\n", benchkit.Summarize(fromAnswer), early)
 	fmt.Printf("  write sent → arrival: %s\n", benchkit.Summarize(fromStart))
