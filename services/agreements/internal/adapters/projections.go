@@ -86,8 +86,19 @@ func (p *Projections) ApplyOrg(ctx context.Context, o app.Org) error {
 
 // ApplyReservation stores a reservation's state unless a newer one is
 // stored. A deleted reservation stays as a tombstone, so that an older event
-// arriving late cannot bring it back.
+// arriving late cannot bring it back. A state that changes none of the facts
+// kept here (a change of notes, guests, status…) writes nothing: the events
+// of one reservation arrive in order, so the stored facts are already the
+// newest.
 func (p *Projections) ApplyReservation(ctx context.Context, r app.Reservation) error {
+	var d reservationDoc
+	found, err := findOne(ctx, p.reservations, r.ID, &d)
+	if err != nil {
+		return err
+	}
+	if found && (d.Version >= r.Version || d.OrgID == r.OrgID && d.PropertyID == r.PropertyID && d.Deleted == r.Deleted) {
+		return nil
+	}
 	return applyNewer(ctx, p.reservations, r.ID, r.Version,
 		reservationDoc{ID: r.ID, OrgID: r.OrgID, PropertyID: r.PropertyID, Deleted: r.Deleted, Version: r.Version},
 		bson.D{{Key: "orgId", Value: r.OrgID}, {Key: "propertyId", Value: r.PropertyID},

@@ -298,6 +298,39 @@ func TestReportsAndReads(t *testing.T) {
 	}
 }
 
+// TestReservationFactsUnchanged checks that a reservation event changing
+// none of the facts the projection keeps writes nothing: the stored version
+// stays, so a state that does change them is still taken as newer, even
+// one (made up for the test) at the version of the event that changed
+// nothing.
+func TestReservationFactsUnchanged(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	h.ready("org_same", "res_same", eventsv1.ContractProvider_CONTRACT_PROVIDER_EXTERNAL)
+	h.reservation("res_same", "org_same", "reservation.updated", 2) // same org and property
+	h.publish(h.cfg.Kafka.Topic("reservations"), "res_same", &eventsv1.ReservationEvent{
+		Envelope:    &eventsv1.Envelope{EventId: "res_same2b", Type: "reservation.updated", OrgId: "org_same", AggregateId: "res_same", AggregateVersion: 2, OccurredAt: timestamppb.Now()},
+		Reservation: &eventsv1.Reservation{Id: "res_same", OrgId: "org_same", PropertyId: "prop_moved", Status: eventsv1.ReservationStatus_RESERVATION_STATUS_RESERVED},
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var d struct {
+			Version    int64  `bson:"version"`
+			PropertyID string `bson:"propertyId"`
+		}
+		if err := h.db.Collection("reservations").FindOne(context.Background(), bson.D{{Key: "_id", Value: "res_same"}}).Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		if d.PropertyID == "prop_moved" && d.Version == 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stored version %d, property %s: the event without a change of facts was written", d.Version, d.PropertyID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestEvents checks the agreement events: every change of a version is one
 // event with that version's state and whether it is current, revisions grow
 // by one, and an identical repeat emits nothing.
