@@ -120,6 +120,11 @@ func (r *Registry) initCollections(ctx context.Context, dbName string, db *fsql.
 		return lazyerrors.Error(err)
 	}
 
+	// Quarters: see quarters_indexes.go.
+	if err = dropUnusedIndexes(ctx, db, colls); err != nil {
+		return lazyerrors.Error(err)
+	}
+
 	r.colls[dbName] = colls
 
 	return nil
@@ -465,37 +470,13 @@ func (r *Registry) indexesCreate(ctx context.Context, dbName, collectionName str
 			continue
 		}
 
-		q := "CREATE "
-
-		if index.Unique {
-			q += "UNIQUE "
-		}
-
-		q += "INDEX %q ON %q (%s)"
-
-		columns := make([]string, len(index.Key))
-		for i, key := range index.Key {
-			fields := strings.Split(key.Field, ".")
-			for j, f := range fields {
-				fields[j] = fmt.Sprintf("%q", f)
+		// Quarters: only unique indexes are built in SQLite
+		// (quarters_indexes.go).
+		if q := physicalIndex(c.TableName, index); q != "" {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				_ = r.indexesDrop(ctx, dbName, collectionName, created)
+				return lazyerrors.Error(err)
 			}
-
-			columns[i] = fmt.Sprintf("%s->%s", DefaultColumn, strings.Join(fields, "->"))
-			if key.Descending {
-				columns[i] += " DESC"
-			}
-		}
-
-		q = fmt.Sprintf(
-			q,
-			c.TableName+"_"+index.Name,
-			c.TableName,
-			strings.Join(columns, ", "),
-		)
-
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			_ = r.indexesDrop(ctx, dbName, collectionName, created)
-			return lazyerrors.Error(err)
 		}
 
 		created = append(created, index.Name)
@@ -549,8 +530,8 @@ func (r *Registry) indexesDrop(ctx context.Context, dbName, collectionName strin
 			continue
 		}
 
-		q := fmt.Sprintf("DROP INDEX %q", c.TableName+"_"+name)
-		if _, err := db.ExecContext(ctx, q); err != nil {
+		// Quarters: see quarters_indexes.go.
+		if err := dropPhysicalIndex(ctx, db, c.TableName, c.Settings.Indexes[i]); err != nil {
 			return lazyerrors.Error(err)
 		}
 
