@@ -153,17 +153,8 @@ func TestMongoPushdownServesCompareAndSet(t *testing.T) {
 
 func startTestCollection(ctx context.Context, t *testing.T) *mongo.Collection {
 	t.Helper()
-	m, err := StartMongo(ctx, t.TempDir(), "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Stop)
-	cl, err := mongo.Connect(options.Client().ApplyURI(m.URI))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Disconnect(context.Background()) })
-	return cl.Database("t").Collection("c")
+	_, coll := startOn(ctx, t, t.TempDir())
+	return coll
 }
 
 func ids(ctx context.Context, t *testing.T, coll *mongo.Collection, filter bson.D) []string {
