@@ -5,33 +5,16 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"quarters.dev/pkg/client/webhook"
+	"quarters.dev/pkg/testenv"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func start(t *testing.T, args ...string) (string, *syncBuffer) {
+func start(t *testing.T, args ...string) (string, *testenv.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var out, errOut testenv.Buffer
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"-listen", "127.0.0.1:0"}, args...), &out, &errOut, ready) }()

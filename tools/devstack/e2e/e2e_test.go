@@ -11,7 +11,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -25,6 +24,7 @@ import (
 	"time"
 
 	"quarters.dev/pkg/client"
+	"quarters.dev/pkg/testenv"
 	"quarters.dev/tools/devstack/config"
 	"quarters.dev/tools/devstack/contract"
 	"quarters.dev/tools/devstack/stack"
@@ -80,7 +80,7 @@ func apiClient(id, secret string) *client.Client {
 
 // stackOutput collects what the shared stack prints, across its restart
 // (TestRestartKeepsData), for the report of a failed run.
-var stackOutput bytes.Buffer
+var stackOutput testenv.Buffer
 
 func runStack(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "quarters-e2e-")

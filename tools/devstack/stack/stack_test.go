@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,11 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"quarters.dev/pkg/testenv"
 	"quarters.dev/tools/devstack/config"
 	"quarters.dev/tools/devstack/demo"
 	"quarters.dev/tools/devstack/embedded"
@@ -38,24 +37,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// output collects what the stack prints, safely for concurrent writers.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
 }
 
 func svc(name string, env ...string) services.Spec {
@@ -112,7 +93,7 @@ func call(t *testing.T, method, url, token, body string) answer {
 func TestStackRunsServicesBehindTheIngress(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	out := &output{}
+	out := &testenv.Buffer{}
 	s := start(t, testConfig(dir, out, svc("auth"), svc("catalog"), svc("bookings")))
 
 	if strings.HasSuffix(s.IngressURL, ":0") || s.BaseURL != s.IngressURL+"/api/v1" || s.AdminURL != s.IngressURL+"/admin/v1" {
@@ -177,7 +158,7 @@ func TestStackRunsServicesBehindTheIngress(t *testing.T) {
 	if !strings.Contains(string(logs), "auth shutting down") || !strings.Contains(string(logs), "auth stopped") {
 		t.Fatalf("auth was not stopped gracefully; its log:\n%s", logs)
 	}
-	out2 := &output{}
+	out2 := &testenv.Buffer{}
 	s2 := start(t, testConfig(dir, out2, svc("auth"), svc("catalog")))
 	if !strings.Contains(out2.String(), "client secret: secret-org_1") || s2.Demo == nil || s2.Demo.OrgID != "org_1" {
 		t.Fatalf("second start did not print the saved demo credentials:\n%s", out2)
@@ -189,7 +170,7 @@ func TestStackRunsServicesBehindTheIngress(t *testing.T) {
 
 func TestCrashedServiceIsReportedAndAnswers503(t *testing.T) {
 	t.Parallel()
-	out := &output{}
+	out := &testenv.Buffer{}
 	cfg := testConfig(t.TempDir(), out, svc("auth", "TESTSVC_CRASH_AFTER=200ms"), svc("catalog"))
 	s := start(t, cfg)
 
@@ -223,7 +204,7 @@ func TestCrashedServiceIsReportedAndAnswers503(t *testing.T) {
 
 func TestServiceThatIsNeverReady(t *testing.T) {
 	t.Parallel()
-	out := &output{}
+	out := &testenv.Buffer{}
 	// auth runs and is ready, so only QUARTERS_DEMO=0 keeps the demo org
 	// from being seeded.
 	cfg := testConfig(t.TempDir(), out, svc("auth"), svc("catalog", "TESTSVC_NOT_READY=1"))

@@ -1,7 +1,6 @@
 package service_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"quarters.dev/pkg/extkafka"
+	"quarters.dev/pkg/testenv"
 	eventsv1 "quarters.dev/proto-events/gen/eventsv1"
 	"quarters.dev/services/webhook-dispatcher/internal/domain"
 )
@@ -31,26 +31,8 @@ import (
 type process struct {
 	cmd  *exec.Cmd
 	api  string
-	logs *syncBuffer
+	logs *testenv.Buffer
 	done chan struct{} // closed when the process has exited
-}
-
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func buildBinary(t *testing.T) string {
@@ -106,7 +88,7 @@ func runBinary(t *testing.T, bin string, e env) *process {
 
 func startBinary(t *testing.T, bin string, e env) *process {
 	t.Helper()
-	p := &process{api: freeAddr(t), logs: &syncBuffer{}, done: make(chan struct{})}
+	p := &process{api: freeAddr(t), logs: &testenv.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin)
 	p.cmd.Env = append(os.Environ(),
 		"QUARTERS_MONGO_URI="+e.mongoURI, "QUARTERS_MONGO_DATABASE="+e.database,
