@@ -8,8 +8,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 )
 
@@ -17,22 +15,12 @@ func TestMongoPoolUpdatesAreAtomic(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	m, err := StartMongo(ctx, t.TempDir(), "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Stop()
+	m, _, coll := startOn(ctx, t, t.TempDir())
 	// Every service gets this URI: a pool of PoolSize connections, which
 	// the increments below use at once.
 	if cs, err := connstring.ParseAndValidate(m.URI); err != nil || !cs.MaxPoolSizeSet || cs.MaxPoolSize != PoolSize {
 		t.Fatalf("URI %s: want maxPoolSize=%d (%v)", m.URI, PoolSize, err)
 	}
-	cl, err := mongo.Connect(options.Client().ApplyURI(m.URI))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Disconnect(ctx)
-	coll := cl.Database("t").Collection("c")
 	if _, err := coll.InsertOne(ctx, bson.M{"_id": "a", "n": 0}); err != nil {
 		t.Fatal(err)
 	}

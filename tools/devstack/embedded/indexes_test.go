@@ -29,7 +29,7 @@ func TestMongoBuildsOnlyUniqueIndexes(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 
-	stop, coll := startOn(ctx, t, dir)
+	_, stop, coll := startOn(ctx, t, dir)
 	_, err := coll.Indexes().CreateMany(ctx, []mongo.IndexModel{
 		{Keys: bson.D{{Key: "org", Value: 1}, {Key: "checkIn", Value: 1}}, Options: options.Index().SetName("a")},
 		{Keys: bson.D{{Key: "org", Value: 1}, {Key: "status", Value: -1}}, Options: options.Index().SetName("b")},
@@ -98,7 +98,7 @@ func TestMongoBuildsOnlyUniqueIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	_, coll = startOn(ctx, t, dir)
+	_, _, coll = startOn(ctx, t, dir)
 	if got := sqliteIndexes(ctx, t, dir, table); !slices.Equal(got, []string{table + "__id_"}) {
 		t.Fatalf("after a restart on a built non-unique index: %q", got)
 	}
@@ -111,9 +111,10 @@ func TestMongoBuildsOnlyUniqueIndexes(t *testing.T) {
 	}
 }
 
-// startOn starts the store on dir and returns a function that disconnects
-// and stops it (also run at cleanup) and a collection.
-func startOn(ctx context.Context, t *testing.T, dir string) (func(), *mongo.Collection) {
+// startOn starts the store on dir and returns it, a function that
+// disconnects and stops it (also run at cleanup), and a collection reached
+// through the store's URI.
+func startOn(ctx context.Context, t *testing.T, dir string) (*Mongo, func(), *mongo.Collection) {
 	t.Helper()
 	m, err := StartMongo(ctx, dir, "", nil)
 	if err != nil {
@@ -132,7 +133,7 @@ func startOn(ctx context.Context, t *testing.T, dir string) (func(), *mongo.Coll
 		})
 	}
 	t.Cleanup(stop)
-	return stop, cl.Database("t").Collection("c")
+	return m, stop, cl.Database("t").Collection("c")
 }
 
 func openSQLite(t *testing.T, dir string) *sql.DB {

@@ -153,7 +153,7 @@ func TestMongoPushdownServesCompareAndSet(t *testing.T) {
 
 func startTestCollection(ctx context.Context, t *testing.T) *mongo.Collection {
 	t.Helper()
-	_, coll := startOn(ctx, t, t.TempDir())
+	_, _, coll := startOn(ctx, t, t.TempDir())
 	return coll
 }
 
