@@ -76,6 +76,9 @@ type endpointDoc struct {
 	URL       string    `bson:"url"`
 	Secret    string    `bson:"secret"`
 	CreatedAt time.Time `bson:"createdAt"`
+	// Seq orders endpoints registered within one millisecond (createdAt's
+	// precision in the store) as they were registered.
+	Seq int64 `bson:"seq"`
 }
 
 func (d endpointDoc) domain() domain.Endpoint {
@@ -86,13 +89,13 @@ func (d endpointDoc) domain() domain.Endpoint {
 type Endpoints struct{ coll *mongo.Collection }
 
 func (r *Endpoints) Insert(ctx context.Context, ep domain.Endpoint) error {
-	_, err := r.coll.InsertOne(ctx, endpointDoc{ID: ep.ID, OrgID: ep.OrgID, URL: ep.URL, Secret: ep.Secret, CreatedAt: ep.CreatedAt})
+	_, err := r.coll.InsertOne(ctx, endpointDoc{ID: ep.ID, OrgID: ep.OrgID, URL: ep.URL, Secret: ep.Secret, CreatedAt: ep.CreatedAt, Seq: time.Now().UnixNano()})
 	return err
 }
 
 func (r *Endpoints) ListByOrg(ctx context.Context, orgID string) ([]domain.Endpoint, error) {
 	cur, err := r.coll.Find(ctx, bson.D{{Key: "orgId", Value: orgID}},
-		options.Find().SetSort(bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}}))
+		options.Find().SetSort(bson.D{{Key: "createdAt", Value: 1}, {Key: "seq", Value: 1}, {Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("list webhooks of %s: %w", orgID, err)
 	}

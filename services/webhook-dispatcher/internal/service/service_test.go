@@ -53,6 +53,20 @@ func TestAdminWebhooks(t *testing.T) {
 	if r.status != 200 || len(hooks) != 2 || obj(hooks[0])["id"] != id || obj(hooks[0])["secret"] != secret || obj(hooks[1])["id"] != id2 {
 		t.Fatalf("list: %d %s", r.status, r.raw)
 	}
+	// Many registered within a millisecond are listed as registered.
+	var want []string
+	for i := range 8 {
+		id, _ := h.register(other, fmt.Sprintf("https://burst%d.example.com/", i))
+		want = append(want, id)
+	}
+	var got []string
+	for _, w := range list(h.admin("GET", "/orgs/"+other+"/webhooks", "").body["webhooks"]) {
+		got = append(got, obj(w)["id"].(string))
+		h.admin("DELETE", "/orgs/"+other+"/webhooks/"+obj(w)["id"].(string), "")
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("list order:\n got %v\nwant %v", got, want)
+	}
 	if r := h.admin("GET", "/orgs/"+other+"/webhooks", ""); r.raw != `{"webhooks":[]}` {
 		t.Fatalf("other org's list: %s", r.raw)
 	}
