@@ -19,6 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/segmentio/kafka-go"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -218,6 +221,25 @@ func (h *harness) unpublish(orgID, id string) {
 	h.publish("listings", id, &eventsv1.ListingEvent{
 		Envelope: envelope("listing.deleted", orgID, id, h.nextVersion(id)),
 		Listing:  &eventsv1.Listing{Id: id, OrgId: orgID},
+	})
+}
+
+// projected waits until the bookings service's projection holds listing id
+// as published or not.
+func (h *harness) projected(id string, published bool) {
+	h.t.Helper()
+	cl, err := mongo.Connect(options.Client().ApplyURI(h.cfg.Mongo.URI))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer cl.Disconnect(context.Background())
+	props := cl.Database(h.cfg.Mongo.Database).Collection("properties")
+	h.eventually("listing "+id+" projected", func() bool {
+		var d struct {
+			Published bool `bson:"published"`
+		}
+		err := props.FindOne(context.Background(), bson.D{{Key: "_id", Value: id}}).Decode(&d)
+		return err == nil && d.Published == published
 	})
 }
 

@@ -33,6 +33,10 @@ func TestInquiries(t *testing.T) {
 	gone := h.listing(org, "Gone", 100000)
 	tok := h.token(org)
 	h.unpublish(org, gone)
+	// Listings travel on their own keys, so their events may be applied in
+	// any order: the cases below need all three applied.
+	h.projected(foreign, true)
+	h.projected(gone, false)
 
 	var r resp
 	h.eventually("listing published", func() bool {
