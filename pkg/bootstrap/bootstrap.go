@@ -33,6 +33,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"quarters.dev/pkg/coalesce"
 	"quarters.dev/pkg/config"
 	"quarters.dev/pkg/httpx"
 	"quarters.dev/pkg/jsonresp"
@@ -139,7 +140,7 @@ func Run(name string, cfg any, build func(ctx context.Context, rt *Runtime) (*Ap
 	// The ops server comes up first, so that liveness holds while the
 	// service connects, and readiness answers 503 until it is built.
 	ops := &opsServer{log: log}
-	opsSrv, err := serve(base.OpsAddr, ops.handler(reg), log, "ops")
+	opsSrv, err := serve(base.OpsAddr, ops.handler(reg), log, "ops", false)
 	if err != nil {
 		log.Error("start ops server", "addr", base.OpsAddr, "error", err)
 		return 1
@@ -167,7 +168,7 @@ func Run(name string, cfg any, build func(ctx context.Context, rt *Runtime) (*Ap
 		}
 	}
 
-	apiSrv, err := serve(base.HTTPAddr, app.API, log, "api")
+	apiSrv, err := serve(base.HTTPAddr, app.API, log, "api", true)
 	if err != nil {
 		log.Error("start API server", "addr", base.HTTPAddr, "error", err)
 		closeAll()
@@ -225,10 +226,13 @@ type server struct {
 	failed chan error
 }
 
-func serve(addr string, h http.Handler, log *slog.Logger, name string) (*server, error) {
+func serve(addr string, h http.Handler, log *slog.Logger, name string, coalesced bool) (*server, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
+	}
+	if coalesced {
+		l = coalesce.Listen(l)
 	}
 	s := &server{
 		Server: &http.Server{
