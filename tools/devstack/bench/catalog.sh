@@ -179,6 +179,10 @@ echo "| ingress → bare server | $ib_rps | $ib_p99 | 100% | $ib_cpu (ingress + 
 echo "| ingress → catalog, bearer token | $ic_rps | $ic_p99 | $(ratio "$ic_rps" "$ib_rps") of ingress → bare | |"
 echo
 echo "catalog / bare: $(ratio "$cat_rps" "$bare_rps") (target at least 50%); through the ingress: $(ratio "$ic_rps" "$ib_rps") (target at least 80%)"
+# The same ratios round by round: each round's targets ran within a minute
+# of each other, so these show how far the machine moved under the run.
+round_ratios() { paste -d' ' "$work/$1.rounds" "$work/$2.rounds" | awk '{printf "%s%.0f%%", (NR > 1 ? ", " : ""), 100 * $4 / $1}'; }
+echo "round by round: catalog / bare $(round_ratios bare catalog); through the ingress $(round_ratios ingress_bare ingress_catalog)"
 echo
 echo "GET /api/v1/listings through the ingress, $count listings ($size bytes): wrk -t$threads -c$list_conns -d$duration --latency"
 echo "requests/s $list_rps, p50 $list_p50, p99 $list_p99 (target p99 under 50ms)"
