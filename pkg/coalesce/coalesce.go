@@ -75,7 +75,7 @@ type conn struct {
 func (c *conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil {
+	if c.err != nil || len(p) == 0 {
 		return 0, c.err
 	}
 	held := 0
