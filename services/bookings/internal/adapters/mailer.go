@@ -136,7 +136,7 @@ func Compose(from *mail.Address, c domain.Confirmation, now time.Time) ([]byte, 
 		if strings.ContainsAny(h[1], "\r\n") {
 			return nil, fmt.Errorf("mail header %s would contain a line break", h[0])
 		}
-		b.WriteString(h[0] + ": " + h[1] + "\r\n")
+		b.WriteString(fold(h[0]+": "+h[1]) + "\r\n")
 	}
 	b.WriteString("\r\n")
 	qp := quotedprintable.NewWriter(&b)
@@ -147,6 +147,33 @@ func Compose(from *mail.Address, c domain.Confirmation, now time.Time) ([]byte, 
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// fold breaks a header line at spaces so that its lines stay within 78
+// characters where a space allows (RFC 5322, 2.2.3): an encoded name or
+// subject of 100 non-ASCII characters is several hundred bytes, and SMTP
+// servers refuse lines over 1 000. RFC 2047 encoded words hold no spaces,
+// so each stays whole; unfolding (dropping the CRLFs) gives the line back.
+func fold(line string) string {
+	if len(line) <= 78 {
+		return line
+	}
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Split(line, " ") {
+		if i > 0 {
+			if n > 1 && n+1+len(word) > 78 {
+				b.WriteString("\r\n ")
+				n = 1
+			} else {
+				b.WriteByte(' ')
+				n++
+			}
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
 }
 
 func domainOf(addr string) string {

@@ -52,6 +52,42 @@ func TestComposeEncodesAndHeaders(t *testing.T) {
 	}
 }
 
+// Long non-ASCII names and subjects are folded: SMTP servers refuse lines
+// over 1 000 bytes, and an encoded name of 100 characters is longer.
+func TestComposeFoldsLongHeaders(t *testing.T) {
+	t.Parallel()
+	from, _ := mail.ParseAddress("Quarters <no-reply@quarters.invalid>")
+	for _, name := range []string{strings.Repeat("é", 100), strings.Repeat("😀", 100), strings.Repeat("Müller ", 14) + "Ende",
+		strings.Repeat("a", 100)} {
+		c := domain.Confirmation{OrgID: "org_1", InquiryID: "inq_1", To: "guest@example.com", ToName: name, Locale: "en",
+			Subject: "We received your inquiry for " + strings.Repeat("Ångström ", 20), Body: "Hello"}
+		raw, err := Compose(from, c, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _, _ := strings.Cut(string(raw), "\r\n\r\n")
+		for _, line := range strings.Split(head, "\r\n") {
+			if len(line) > 78 && strings.Contains(strings.TrimSpace(line), " ") {
+				t.Errorf("name %.10q: header line of %d characters left unfolded: %q", name, len(line), line)
+			}
+			if len(line) > 998 {
+				t.Errorf("name %.10q: line of %d bytes", name, len(line))
+			}
+		}
+		msg, err := mail.ReadMessage(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		to, err := msg.Header.AddressList("To")
+		if err != nil || len(to) != 1 || to[0].Name != name || to[0].Address != c.To {
+			t.Errorf("To of %.10q reads back as %v, %v", name, to, err)
+		}
+		if s, _ := new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject")); s != c.Subject {
+			t.Errorf("subject reads back as %q", s)
+		}
+	}
+}
+
 func TestComposeRefusesLineBreaksInHeaders(t *testing.T) {
 	t.Parallel()
 	from, _ := mail.ParseAddress("no-reply@quarters.invalid")
