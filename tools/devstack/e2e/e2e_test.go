@@ -337,6 +337,30 @@ func TestAdminOrgsThroughTheIngress(t *testing.T) {
 	}
 }
 
+// An unknown orgId answers 404 on every admin route under /orgs/{orgId},
+// whatever the body: the org is checked before the body is read.
+func TestUnknownOrgIsNotFoundWhateverTheBody(t *testing.T) {
+	t.Parallel()
+	const org = "/orgs/org_0000000000000000000000ff"
+	for _, r := range []struct{ method, path, body string }{
+		{"PATCH", org, `{"inquiryDailyLimit":"many"}`},
+		{"POST", org + "/credentials", `{"name":7}`},
+		{"POST", org + "/properties", `{}`},
+		{"PUT", org + "/properties/prop_x", `{"unknownField":1}`},
+		{"POST", org + "/properties/prop_x/blocks", `{"start":"2027-02-30"}`},
+		{"POST", org + "/reservations", `{"checkIn":"not a date"}`},
+		{"PATCH", org + "/reservations/res_x", `{"status":"sideways"}`},
+		{"POST", org + "/inquiries/inq_x/convert", `{"status":"sideways"}`},
+		{"POST", org + "/reservations/res_x/agreements", `{"signers":"nobody"}`},
+		{"POST", org + "/webhooks", `{"url":"not a url"}`},
+		{"GET", org + "/emails", ""},
+	} {
+		if a := admin(t, r.method, r.path, r.body); a.status != 404 || a.body["error"] != "not_found" || !strings.Contains(a.raw, "org_0000000000000000000000ff") {
+			t.Errorf("%s %s %s: %d %s, want 404 naming the org", r.method, r.path, r.body, a.status, a.raw)
+		}
+	}
+}
+
 func TestDemoOrgIsSeeded(t *testing.T) {
 	if st.Demo == nil {
 		t.Fatal("no demo org")

@@ -13,6 +13,7 @@ package smtpsink
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -78,11 +79,15 @@ type Sink struct {
 
 	dir        string
 	adminToken []byte
-	server     *smtp.Server
-	listener   net.Listener
-	served     chan struct{}
-	inflight   sync.WaitGroup
-	stopOnce   sync.Once
+	// OrgExists, when set, tells whether an organisation exists, so that
+	// the emails of an unknown one answer 404 like every admin route under
+	// /orgs/{orgId}.
+	OrgExists func(ctx context.Context, orgID string) (bool, error)
+	server    *smtp.Server
+	listener  net.Listener
+	served    chan struct{}
+	inflight  sync.WaitGroup
+	stopOnce  sync.Once
 
 	mu       sync.Mutex
 	messages []Message
@@ -345,6 +350,17 @@ func (s *Sink) serveEmails(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		jsonresp.Error(w, http.StatusUnauthorized, "unauthorized", "a valid admin bearer token is required")
 		return
+	}
+	if s.OrgExists != nil {
+		ok, err := s.OrgExists(r.Context(), orgID)
+		if err != nil {
+			jsonresp.Error(w, http.StatusServiceUnavailable, "internal_error", "The organisation could not be looked up: "+err.Error())
+			return
+		}
+		if !ok {
+			jsonresp.Error(w, http.StatusNotFound, "not_found", "No organisation "+orgID+".")
+			return
+		}
 	}
 	msgs := s.Messages(orgID)
 	out := make([]emailJSON, len(msgs))

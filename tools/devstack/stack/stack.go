@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,6 +159,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		return nil, err
 	}
 	s.SMTPAddr = s.sink.Addr
+	s.sink.OrgExists = s.orgExists
 	s.sup = &services.Supervisor{LogDir: filepath.Join(s.DataDir, "logs"), Console: s.console}
 	if err := os.MkdirAll(s.sup.LogDir, 0o755); err != nil {
 		ln.Close()
@@ -519,4 +521,27 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// orgExists asks the auth service, through the ingress, whether an
+// organisation exists.
+func (s *Stack) orgExists(ctx context.Context, orgID string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.AdminURL+"/orgs/"+url.PathEscape(orgID), nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	switch res.StatusCode {
+	case http.StatusOK:
+		return true, nil
+	case http.StatusNotFound:
+		return false, nil
+	}
+	return false, fmt.Errorf("auth answered %s", res.Status)
 }

@@ -148,6 +148,12 @@ func (s *Service) provider(ctx context.Context, orgID string) (domain.Provider, 
 	return o.Provider, nil
 }
 
+// RequireOrg answers not found for an org agreements do not know.
+func (s *Service) RequireOrg(ctx context.Context, orgID string) error {
+	_, err := s.adminOrg(ctx, orgID)
+	return err
+}
+
 // adminOrg returns the org's provider, or not_found for an unknown org.
 func (s *Service) adminOrg(ctx context.Context, orgID string) (domain.Provider, error) {
 	o, found, err := s.Orgs.Get(ctx, orgID)

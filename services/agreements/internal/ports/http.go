@@ -41,7 +41,7 @@ func Routes(e *gin.Engine, svc *app.Service, tokens *authn.Store, adminToken str
 	pub.PUT(DocumentPath, h.putDocument)
 	pub.GET(DocumentPath, h.getDocument)
 
-	a := e.Group("/admin/v1/orgs/:orgId/reservations/:id", authn.Admin(adminToken))
+	a := e.Group("/admin/v1/orgs/:orgId/reservations/:id", authn.Admin(adminToken), httpx.OrgFirst(svc.RequireOrg))
 	a.POST("/request-contract", h.requestContract)
 	a.POST("/agreements", h.issue)
 }

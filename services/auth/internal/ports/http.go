@@ -4,6 +4,7 @@
 package ports
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -39,11 +40,15 @@ func Routes(e *gin.Engine, svc *app.Service, adminToken string) {
 	a := e.Group("/admin/v1", authn.Admin(adminToken))
 	a.GET("/openapi.json", gin.WrapH(openapi.MustAdmin()))
 	a.POST("/orgs", h.createOrg)
-	a.GET("/orgs/:orgId", h.getOrg)
-	a.PATCH("/orgs/:orgId", h.updateOrg)
-	a.POST("/orgs/:orgId/credentials", h.createCredential)
-	a.GET("/orgs/:orgId/credentials", h.listCredentials)
-	a.DELETE("/orgs/:orgId/credentials/:clientId", h.revokeCredential)
+	o := a.Group("/orgs/:orgId", httpx.OrgFirst(func(ctx context.Context, orgID string) error {
+		_, err := svc.GetOrg(ctx, orgID)
+		return err
+	}))
+	o.GET("", h.getOrg)
+	o.PATCH("", h.updateOrg)
+	o.POST("/credentials", h.createCredential)
+	o.GET("/credentials", h.listCredentials)
+	o.DELETE("/credentials/:clientId", h.revokeCredential)
 }
 
 // BodyLimits lets the token handler bound its own body, so that an oversized

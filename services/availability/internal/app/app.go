@@ -125,12 +125,8 @@ func (s *Service) Calendar(ctx context.Context, orgID, listingID string, q domai
 // its listings (published or not): availability knows a property only from
 // the catalog's listing events.
 func (s *Service) checkProperty(ctx context.Context, orgID, propertyID string) error {
-	ok, err := s.Orgs.Exists(ctx, orgID)
-	if err != nil {
+	if err := s.RequireOrg(ctx, orgID); err != nil {
 		return err
-	}
-	if !ok {
-		return apperr.NotFoundf("No organisation %s.", orgID)
 	}
 	l, ok, err := s.Listings.Get(ctx, propertyID)
 	if err != nil {
@@ -138,6 +134,18 @@ func (s *Service) checkProperty(ctx context.Context, orgID, propertyID string) e
 	}
 	if !ok || l.OrgID != orgID {
 		return apperr.NotFoundf("No property %s in organisation %s.", propertyID, orgID)
+	}
+	return nil
+}
+
+// RequireOrg answers not found for an org availability does not know.
+func (s *Service) RequireOrg(ctx context.Context, orgID string) error {
+	ok, err := s.Orgs.Exists(ctx, orgID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.NotFoundf("No organisation %s.", orgID)
 	}
 	return nil
 }

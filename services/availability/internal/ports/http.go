@@ -25,7 +25,7 @@ func Routes(e *gin.Engine, auth gin.HandlerFunc, svc *app.Service, adminToken st
 	h := &handlers{svc: svc}
 	e.GET("/api/v1/listings/:id/calendar", auth, h.calendar)
 
-	a := e.Group("/admin/v1/orgs/:orgId/properties/:propertyId/blocks", authn.Admin(adminToken))
+	a := e.Group("/admin/v1/orgs/:orgId/properties/:propertyId/blocks", authn.Admin(adminToken), httpx.OrgFirst(svc.RequireOrg))
 	a.POST("", h.addBlock)
 	a.GET("", h.listBlocks)
 	a.DELETE("/:blockId", h.removeBlock)

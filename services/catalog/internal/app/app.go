@@ -70,9 +70,9 @@ func (s *Service) changed(p domain.Property) {
 	}
 }
 
-// requireOrg answers not found for an org the catalog does not know, after
+// RequireOrg answers not found for an org the catalog does not know, after
 // waiting up to OrgWait for it to arrive.
-func (s *Service) requireOrg(ctx context.Context, orgID string) error {
+func (s *Service) RequireOrg(ctx context.Context, orgID string) error {
 	deadline := time.Now().Add(s.OrgWait)
 	delay := 20 * time.Millisecond
 	for {
@@ -100,7 +100,7 @@ func (s *Service) CreateProperty(ctx context.Context, orgID string, d domain.Dra
 	if err := d.Validate(); err != nil {
 		return domain.Property{}, err
 	}
-	if err := s.requireOrg(ctx, orgID); err != nil {
+	if err := s.RequireOrg(ctx, orgID); err != nil {
 		return domain.Property{}, err
 	}
 	now := s.now()

@@ -35,7 +35,7 @@ func Routes(e *gin.Engine, auth, adminAuth gin.HandlerFunc, listings Listings, s
 	api.GET("/listings/:id", h.get)
 
 	a := &admin{svc: svc}
-	g := e.Group("/admin/v1/orgs/:orgId/properties", adminAuth)
+	g := e.Group("/admin/v1/orgs/:orgId/properties", adminAuth, httpx.OrgFirst(svc.RequireOrg))
 	g.POST("", a.create)
 	g.GET("/:propertyId", a.get)
 	g.PUT("/:propertyId", a.replace)

@@ -83,7 +83,8 @@ func (s *Service) now() time.Time {
 	return time.Now().UTC().Truncate(time.Millisecond)
 }
 
-func (s *Service) requireOrg(ctx context.Context, orgID string) error {
+// RequireOrg answers not found for an org the dispatcher does not know.
+func (s *Service) RequireOrg(ctx context.Context, orgID string) error {
 	ok, err := s.Orgs.Exists(ctx, orgID)
 	if err != nil {
 		return fmt.Errorf("look up org %s: %w", orgID, err)
@@ -96,7 +97,7 @@ func (s *Service) requireOrg(ctx context.Context, orgID string) error {
 
 // endpointOf returns an endpoint of orgID, not_found for another org's.
 func (s *Service) endpointOf(ctx context.Context, orgID, id string) (domain.Endpoint, error) {
-	if err := s.requireOrg(ctx, orgID); err != nil {
+	if err := s.RequireOrg(ctx, orgID); err != nil {
 		return domain.Endpoint{}, err
 	}
 	ep, err := s.Endpoints.Get(ctx, id)
@@ -115,7 +116,7 @@ func (s *Service) Register(ctx context.Context, orgID, rawURL string) (domain.En
 	if err != nil {
 		return domain.Endpoint{}, err
 	}
-	if err := s.requireOrg(ctx, orgID); err != nil {
+	if err := s.RequireOrg(ctx, orgID); err != nil {
 		return domain.Endpoint{}, err
 	}
 	ep := domain.Endpoint{ID: domain.NewEndpointID(), OrgID: orgID, URL: u, Secret: domain.NewSecret(), CreatedAt: s.now()}
@@ -127,7 +128,7 @@ func (s *Service) Register(ctx context.Context, orgID, rawURL string) (domain.En
 
 // List returns an org's endpoints with their secrets.
 func (s *Service) List(ctx context.Context, orgID string) ([]domain.Endpoint, error) {
-	if err := s.requireOrg(ctx, orgID); err != nil {
+	if err := s.RequireOrg(ctx, orgID); err != nil {
 		return nil, err
 	}
 	return s.Endpoints.ListByOrg(ctx, orgID)
@@ -135,7 +136,7 @@ func (s *Service) List(ctx context.Context, orgID string) ([]domain.Endpoint, er
 
 // Delete removes an endpoint. Deliveries still owed to it are dropped.
 func (s *Service) Delete(ctx context.Context, orgID, id string) error {
-	if err := s.requireOrg(ctx, orgID); err != nil {
+	if err := s.RequireOrg(ctx, orgID); err != nil {
 		return err
 	}
 	return s.Endpoints.Delete(ctx, orgID, id)

@@ -19,7 +19,7 @@ import (
 // Routes installs the admin routes on e.
 func Routes(e *gin.Engine, svc *app.Service, adminToken string) {
 	h := &admin{svc: svc}
-	a := e.Group("/admin/v1/orgs/:orgId/webhooks", authn.Admin(adminToken))
+	a := e.Group("/admin/v1/orgs/:orgId/webhooks", authn.Admin(adminToken), httpx.OrgFirst(svc.RequireOrg))
 	a.POST("", h.register)
 	a.GET("", h.list)
 	a.DELETE("/:webhookId", h.delete)
