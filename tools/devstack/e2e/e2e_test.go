@@ -258,7 +258,7 @@ func TestBadInput(t *testing.T) {
 		{"malformed form", form, "grant_type=client_credentials&client_id=%zz", nil, 400, "invalid_request"},
 		{"missing fields", form, "grant_type=client_credentials", nil, 400, "invalid_request"},
 		{"missing secret", form, "grant_type=client_credentials&client_id=" + c.id, nil, 400, "invalid_request"},
-		{"missing grant type", form, "client_id=" + c.id + "&client_secret=" + c.secret, nil, 400, "invalid_request"},
+		{"missing grant type", form, "client_id=" + c.id + "&client_secret=" + c.secret, nil, 400, "unsupported_grant_type"},
 		{"wrong grant type", form, "grant_type=authorization_code&client_id=" + c.id + "&client_secret=" + c.secret, nil, 400, "unsupported_grant_type"},
 		{"unknown client", form, "grant_type=client_credentials&client_id=qc_000000000000000000000000&client_secret=" + c.secret, nil, 401, "invalid_client"},
 		{"wrong secret", form, "grant_type=client_credentials&client_id=" + c.id + "&client_secret=wrong", nil, 401, "invalid_client"},

@@ -88,11 +88,11 @@ func issue(c *gin.Context, svc *app.Service, req tokenRequest) (string, *tokenEr
 
 func parseTokenRequest(r *http.Request) (tokenRequest, *tokenError) {
 	var req tokenRequest
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		scheme, cred, ok := strings.Cut(auth, " ")
-		if !ok || !strings.EqualFold(scheme, "Basic") {
-			return req, errInvalidClient
-		}
+	// Only HTTP Basic authenticates a client here; any other scheme (a
+	// bearer sent out of habit) is not client authentication and is
+	// ignored, so the body's credentials decide.
+	if scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " "); strings.EqualFold(scheme, "Basic") {
+		req.basic = true
 		id, secret, ok := authn.ParseBasic(strings.TrimSpace(cred))
 		if !ok {
 			return req, errInvalidClient
@@ -104,7 +104,7 @@ func parseTokenRequest(r *http.Request) (tokenRequest, *tokenError) {
 		if u, err := url.QueryUnescape(secret); err == nil {
 			secret = u
 		}
-		req.clientID, req.clientSecret, req.basic = id, secret, true
+		req.clientID, req.clientSecret = id, secret
 	}
 
 	if r.ContentLength > maxTokenBody {
@@ -124,13 +124,12 @@ func parseTokenRequest(r *http.Request) (tokenRequest, *tokenError) {
 	if terr != nil {
 		return req, terr
 	}
+	// A missing grant_type is, as the spec's table has it, "anything but
+	// client_credentials".
 	req.grantType = fields["grant_type"]
-	if req.grantType == "" {
-		return req, invalidRequest("grant_type is required and must be client_credentials.")
-	}
 	if req.grantType != "client_credentials" {
 		return req, &tokenError{http.StatusBadRequest, "unsupported_grant_type",
-			"Only the client_credentials grant is supported."}
+			"grant_type must be client_credentials, the only grant supported."}
 	}
 	id, secret := fields["client_id"], fields["client_secret"]
 	if req.basic {

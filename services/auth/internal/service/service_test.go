@@ -188,6 +188,7 @@ func TestTokenExchange(t *testing.T) {
 		{"basic", form, "grant_type=client_credentials", []string{"Authorization", basicAuth(id, secret)}},
 		{"json", "application/json", `{"grant_type":"client_credentials","client_id":"` + id + `","client_secret":"` + secret + `"}`, nil},
 		{"json charset", "application/json; charset=utf-8", `{"grant_type":"client_credentials","client_id":"` + id + `","client_secret":"` + secret + `"}`, nil},
+		{"form with a stray bearer", form, "grant_type=client_credentials&client_id=" + id + "&client_secret=" + secret, []string{"Authorization", "Bearer xyz"}},
 	}
 	for _, c := range ok {
 		r := h.do("POST", "/api/v1/oauth2/token", c.ctype, c.body, c.hdr...)
@@ -205,7 +206,9 @@ func TestTokenExchange(t *testing.T) {
 		status            int
 		code              string
 	}{
-		{"missing grant", form, "client_id=" + id + "&client_secret=" + secret, nil, 400, "invalid_request"},
+		{"missing grant", form, "client_id=" + id + "&client_secret=" + secret, nil, 400, "unsupported_grant_type"},
+		{"empty grant", form, "grant_type=&client_id=" + id + "&client_secret=" + secret, nil, 400, "unsupported_grant_type"},
+		{"empty body", form, "", nil, 400, "unsupported_grant_type"},
 		{"wrong grant", form, "grant_type=password&client_id=" + id + "&client_secret=" + secret, nil, 400, "unsupported_grant_type"},
 		{"missing secret", form, "grant_type=client_credentials&client_id=" + id, nil, 400, "invalid_request"},
 		{"missing id", form, "grant_type=client_credentials&client_secret=" + secret, nil, 400, "invalid_request"},
@@ -228,6 +231,9 @@ func TestTokenExchange(t *testing.T) {
 		}
 		if r.header.Get("Pragma") != "no-cache" {
 			t.Errorf("%s: Pragma %q", c.name, r.header.Get("Pragma"))
+		}
+		if basic := len(c.hdr) > 1 && strings.HasPrefix(c.hdr[1], "Basic "); basic && r.header.Get("WWW-Authenticate") != `Basic realm="quarters"` {
+			t.Errorf("%s: WWW-Authenticate %q, want the Basic challenge", c.name, r.header.Get("WWW-Authenticate"))
 		}
 	}
 	if r := h.do("GET", "/api/v1/oauth2/token", "", ""); r.status != 404 || r.body["error"] != "not_found" {
