@@ -443,6 +443,26 @@ func TestStateMachine(t *testing.T) {
 			},
 		},
 		{
+			name:  "reservation table: a repeated completed report on the current agreement changes nothing but is announced, so a reserved booking confirms",
+			setup: func(t *testing.T, f *fixture) { f.must(t, report("completed", "env-1")) },
+			act: func(t *testing.T, f *fixture) result {
+				before := len(f.hist.events)
+				a, c, err := f.put(t, report("completed", "env-1"))
+				if len(f.hist.events) != before+1 {
+					t.Fatalf("repeat emitted %v, want one event", f.hist.events[before:])
+				}
+				return result{a, c, err}
+			},
+			check: func(t *testing.T, f *fixture, r result) {
+				if r.created || r.a.Version != 1 || r.a.Status != domain.StatusCompleted || r.a.UpdatedAt.Equal(f.now) {
+					t.Fatalf("repeat: %+v", r.a)
+				}
+				if got := f.hist.events[len(f.hist.events)-1]; got != "updated v1 completed current=true" {
+					t.Fatalf("event %q", got)
+				}
+			},
+		},
+		{
 			name:  "rule 4 (retry rule): a repeated identical report changes nothing and emits nothing",
 			setup: func(t *testing.T, f *fixture) { f.must(t, report("sent", "env-1", signer("lessee", "viewed"))) },
 			act: func(t *testing.T, f *fixture) result {

@@ -288,6 +288,14 @@ func updateInPlace(h *History, i int, r Report, now time.Time) Outcome {
 	a := &h.Versions[i]
 	applyReport(a, r, now)
 	if reflect.DeepEqual(before, *a) {
+		if a.Status == StatusCompleted && h.IsCurrent(i) {
+			// A completed report on the current agreement confirms a
+			// reserved booking whenever it arrives (the spec's reservation
+			// table), also when the agreement was completed before the
+			// booking was reserved: the agreement stays as it is, and the
+			// event tells bookings the report came.
+			return Outcome{Index: i, Effect: Effect{Changed: []int{i}}}
+		}
 		return Outcome{Index: i}
 	}
 	a.UpdatedAt = now
