@@ -193,6 +193,36 @@ func TestCompletedAgreementConfirmsBooking(t *testing.T) {
 	})
 }
 
+// A completed report confirms a reserved booking also when the agreement
+// was completed while the booking was still an inquiry: the report, not a
+// change of the agreement, is what confirms.
+func TestCompletedReportConfirmsBookingReservedLater(t *testing.T) {
+	in := agreementOrg(t, "Confirming Later Org", "external")
+	res := newReservation(t, in, "inquiry")
+	completed := `{"externalId":"env-b","status":"completed"}`
+	if a := in.report(t, res, completed); a.status != 201 {
+		t.Fatalf("first report: %d %s", a.status, a.raw)
+	}
+	eventually(t, "bookings embeds the completed agreement", func() (bool, string) {
+		b := in.get(t, "/reservations/"+res)
+		return obj(obj(b.body["reservation"])["agreement"])["status"] == "completed", b.raw
+	})
+	if b := obj(in.get(t, "/reservations/"+res).body["reservation"]); b["status"] != "inquiry" {
+		t.Fatalf("an inquiry stays an inquiry: %v", b["status"])
+	}
+	if a := admin(t, "PATCH", "/orgs/"+in.orgID+"/reservations/"+res, `{"status":"reserved"}`); a.status != 200 {
+		t.Fatalf("reserve: %d %s", a.status, a.raw)
+	}
+	if a := in.report(t, res, completed); a.status != 200 {
+		t.Fatalf("repeated report: %d %s", a.status, a.raw)
+	}
+	eventually(t, "the booking is confirmed", func() (bool, string) {
+		b := in.get(t, "/reservations/"+res)
+		r := obj(b.body["reservation"])
+		return r["status"] == "confirmed" && r["confirmedAt"] != nil, b.raw
+	})
+}
+
 func TestQuartersOrgAgreements(t *testing.T) {
 	in := agreementOrg(t, "Quarters Signs", "quarters")
 	res := newReservation(t, in, "reserved")
