@@ -232,12 +232,15 @@ type currentAgreementDoc struct {
 	OrgID     string        `bson:"orgId"`
 	Agreement *agreementDoc `bson:"agreement"`
 	Version   int64         `bson:"version"`
+	// ChangedAt is when what the booking shows of its agreement last
+	// changed.
+	ChangedAt time.Time `bson:"changedAt,omitempty"`
 }
 
 // PutAgreement stores the current agreement of a booking (nil: none) from
 // an agreement event of the given aggregate version.
-func (p *Projections) PutAgreement(ctx context.Context, reservationID, orgID string, version int64, a *domain.Agreement) (bool, error) {
-	d := currentAgreementDoc{ID: reservationID, OrgID: orgID, Version: version}
+func (p *Projections) PutAgreement(ctx context.Context, reservationID, orgID string, version int64, a *domain.Agreement, changedAt time.Time) (bool, error) {
+	d := currentAgreementDoc{ID: reservationID, OrgID: orgID, Version: version, ChangedAt: changedAt}
 	if a != nil {
 		ad := &agreementDoc{ID: a.ID, Version: a.Version, Provider: a.Provider, ExternalID: a.ExternalID, Status: a.Status,
 			TemplateName: a.TemplateName, SentAt: a.SentAt, CompletedAt: a.CompletedAt, DeclinedAt: a.DeclinedAt,
@@ -279,6 +282,25 @@ func (p *Projections) Agreement(ctx context.Context, reservationID string) (*dom
 		return &a, nil
 	}
 	return nil, nil
+}
+
+// AgreementChange returns the stored current agreement of a booking and when
+// what the booking shows of it last changed.
+func (p *Projections) AgreementChange(ctx context.Context, reservationID string) (*domain.Agreement, time.Time, error) {
+	var d currentAgreementDoc
+	err := p.agreements.FindOne(ctx, bson.D{{Key: "_id", Value: reservationID}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, time.Time{}, nil
+	}
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("read agreement of %s: %w", reservationID, err)
+	}
+	var a *domain.Agreement
+	if d.Agreement != nil {
+		v := d.Agreement.domain()
+		a = &v
+	}
+	return a, d.ChangedAt.UTC(), nil
 }
 
 // Agreements returns the current agreements of several bookings.

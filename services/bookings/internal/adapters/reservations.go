@@ -281,6 +281,17 @@ func (r *Reservations) Replace(ctx context.Context, res domain.Reservation, prev
 	return false, nil
 }
 
+// Touch moves a live booking's updatedAt forward to at; a later one stays.
+func (r *Reservations) Touch(ctx context.Context, id string, at time.Time) error {
+	_, err := r.coll.UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: id}, {Key: "deleted", Value: false}, {Key: "updatedAt", Value: bson.D{{Key: "$lt", Value: at}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "updatedAt", Value: at}}}})
+	if err != nil {
+		return fmt.Errorf("touch reservation %s: %w", id, err)
+	}
+	return nil
+}
+
 // Delete turns a booking into a tombstone carrying reservation.deleted.
 func (r *Reservations) Delete(ctx context.Context, res domain.Reservation) (bool, error) {
 	ev, err := r.events(ctx, res, ReservationDeleted, "")

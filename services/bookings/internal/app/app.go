@@ -35,6 +35,9 @@ type Reservations interface {
 	Delete(ctx context.Context, r domain.Reservation) (deleted bool, err error)
 	// List returns one page of the query and the total across pages.
 	List(ctx context.Context, q domain.ListQuery) ([]domain.Reservation, int64, error)
+	// Touch moves a live booking's updatedAt forward to at (never back),
+	// without an event: something the booking shows changed elsewhere.
+	Touch(ctx context.Context, id string, at time.Time) error
 }
 
 // Occupancy keeps, per property, the stays of its reserved and confirmed
@@ -512,13 +515,28 @@ func (s *Service) ConfirmByAgreement(ctx context.Context, reservationID string) 
 	return err
 }
 
+// agreementShown identifies what a booking shows of its current agreement:
+// the agreement and its last change.
+func agreementShown(a *domain.Agreement) string {
+	if a == nil {
+		return ""
+	}
+	return a.ID + "@" + a.UpdatedAt.UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano)
+}
+
 // ProjectionWriter stores what other services' events say.
 type ProjectionWriter interface {
 	PutOrg(ctx context.Context, o domain.Org) (bool, error)
 	PutProperty(ctx context.Context, p domain.Property) (bool, error)
 	UnpublishProperty(ctx context.Context, id, orgID string, version int64) (bool, error)
-	PutAgreement(ctx context.Context, reservationID, orgID string, version int64, a *domain.Agreement) (bool, error)
+	// PutAgreement stores the current agreement of a booking from an event
+	// of the given version, with when what the booking shows of it last
+	// changed; stored is false for an event older than the stored one.
+	PutAgreement(ctx context.Context, reservationID, orgID string, version int64, a *domain.Agreement, changedAt time.Time) (stored bool, err error)
 	Agreement(ctx context.Context, reservationID string) (*domain.Agreement, error)
+	// AgreementChange returns the stored current agreement and when it last
+	// changed (zero when never).
+	AgreementChange(ctx context.Context, reservationID string) (*domain.Agreement, time.Time, error)
 }
 
 // ApplyOrg stores an org's settings from an org event.
@@ -543,9 +561,29 @@ func (s *Service) ApplyUnpublished(ctx context.Context, id, orgID string, versio
 // stored current agreement is completed, confirms a reserved booking. The
 // check reads what is stored, not the event, so a redelivery after a crash
 // between the two steps still confirms, and a stale event changes nothing.
+//
+// A booking shows its current agreement, so a change of what it shows moves
+// the booking's updatedAt, the incremental-sync key, to when the change was
+// stored: an updatedSince read finds it, and sees the new agreement, since
+// the agreement is stored first. The moment is stored with the agreement,
+// so a redelivery after a crash between the two writes still moves it.
 func (s *Service) ApplyAgreement(ctx context.Context, reservationID, orgID string, version int64, a *domain.Agreement) error {
-	if _, err := s.Writer.PutAgreement(ctx, reservationID, orgID, version, a); err != nil {
+	prev, changedAt, err := s.Writer.AgreementChange(ctx, reservationID)
+	if err != nil {
 		return err
+	}
+	changed := agreementShown(prev) != agreementShown(a)
+	if changed {
+		changedAt = s.now()
+	}
+	stored, err := s.Writer.PutAgreement(ctx, reservationID, orgID, version, a, changedAt)
+	if err != nil {
+		return err
+	}
+	if !changedAt.IsZero() && (stored || !changed) {
+		if err := s.Reservations.Touch(ctx, reservationID, changedAt); err != nil {
+			return err
+		}
 	}
 	cur, err := s.Writer.Agreement(ctx, reservationID)
 	if err != nil {

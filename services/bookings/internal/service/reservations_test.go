@@ -329,3 +329,48 @@ func TestAgreementEventsConfirmReservedBookings(t *testing.T) {
 		t.Fatal("no reservation.updated for the confirmation")
 	}
 }
+
+// A booking shows its current agreement, so an agreement change moves the
+// booking's updatedAt and an updatedSince read finds it; the same agreement
+// delivered again moves nothing.
+func TestAgreementChangeMovesUpdatedAt(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	org := h.org(500)
+	tok := h.token(org)
+	r := h.admin("POST", "/orgs/"+org+"/reservations", `{"propertyId":"prop_a","status":"inquiry","checkIn":"2025-07-01","checkOut":"2025-08-01"}`)
+	if r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	created := obj(r.body["reservation"])
+	id := created["id"].(string)
+	before, _ := time.Parse(time.RFC3339Nano, created["updatedAt"].(string))
+	time.Sleep(5 * time.Millisecond)
+	changed := timestamppb.Now()
+	ev := &eventsv1.AgreementEvent{Envelope: envelope("agreement.updated", org, id, 1), Current: true,
+		Agreement: &eventsv1.Agreement{Id: "agr_" + id, OrgId: org, ReservationId: id, Version: 1,
+			Provider: eventsv1.AgreementProvider_AGREEMENT_PROVIDER_EXTERNAL, ExternalId: str("env-1"),
+			Status: eventsv1.AgreementStatus_AGREEMENT_STATUS_SENT, SentAt: changed, CreatedAt: changed, UpdatedAt: changed}}
+	h.publish("agreements", id, ev)
+	// The agreement is stored, then the booking touched: a read between the
+	// two shows the agreement with the earlier updatedAt.
+	var res map[string]any
+	h.eventually("agreement shown and updatedAt moved", func() bool {
+		res = obj(h.public(tok, "GET", "/reservations/"+id, "").body["reservation"])
+		after, _ := time.Parse(time.RFC3339Nano, res["updatedAt"].(string))
+		return res["agreement"] != nil && after.After(before)
+	})
+	since := before.Add(time.Millisecond).UTC().Format("2006-01-02T15:04:05.000Z")
+	list := h.public(tok, "GET", "/reservations?updatedSince="+since, "")
+	if list.status != 200 || list.body["total"] != 1.0 {
+		t.Fatalf("updatedSince=%s: %d %s, want the booking", since, list.status, list.raw)
+	}
+	// The same agreement again (a redelivery) leaves updatedAt alone.
+	ev.Envelope = envelope("agreement.updated", org, id, 2)
+	h.publish("agreements", id, ev)
+	time.Sleep(500 * time.Millisecond)
+	again := obj(h.public(tok, "GET", "/reservations/"+id, "").body["reservation"])
+	if again["updatedAt"] != res["updatedAt"] {
+		t.Fatalf("an unchanged agreement moved updatedAt from %v to %v", res["updatedAt"], again["updatedAt"])
+	}
+}
