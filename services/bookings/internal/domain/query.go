@@ -46,7 +46,16 @@ type ListQuery struct {
 // names the parameter at fault.
 func ParseListQuery(orgID string, v url.Values) (ListQuery, error) {
 	q := ListQuery{OrgID: orgID, Sort: SortCheckIn, Limit: DefaultLimit}
-	if raw, ok := one(v, "status"); ok {
+	// A parameter given twice is refused rather than half read; status
+	// twice is the same as its values joined by commas.
+	for _, name := range []string{"propertyId", "checkInFrom", "checkInTo", "checkOutFrom", "checkOutTo",
+		"updatedSince", "sort", "order", "limit", "skip"} {
+		if len(v[name]) > 1 {
+			return q, apperr.Invalid("Parameter %s is given more than once.", name)
+		}
+	}
+	if vals := v["status"]; len(vals) > 0 {
+		raw := strings.Join(vals, ",")
 		seen := map[Status]bool{}
 		for _, part := range strings.Split(raw, ",") {
 			s, ok := ParseStatus(strings.TrimSpace(part))
@@ -60,6 +69,9 @@ func ParseListQuery(orgID string, v url.Values) (ListQuery, error) {
 		}
 	}
 	if raw, ok := one(v, "propertyId"); ok {
+		if raw == "" {
+			return q, apperr.Invalid("Parameter propertyId must not be empty.")
+		}
 		q.PropertyID = &raw
 	}
 	for _, p := range []struct {

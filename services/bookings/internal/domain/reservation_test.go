@@ -118,6 +118,12 @@ func TestParseListQuery(t *testing.T) {
 		{"skip=-1", "skip"},
 		{"skip=x", "skip"},
 		{"skip=1000000", ""},
+		{"propertyId=", "propertyId"},
+		{"propertyId=prop_1", ""},
+		{"propertyId=prop_1&propertyId=prop_2", "propertyId"},
+		{"limit=5&limit=6", "limit"},
+		{"status=inquiry&status=cancelled", ""},
+		{"status=inquiry&status=booked", "status"},
 	}
 	for _, tt := range tests {
 		v, _ := url.ParseQuery(tt.query)
@@ -131,6 +137,9 @@ func TestParseListQuery(t *testing.T) {
 		if !apperr.Is(err, apperr.InvalidRequest) || !strings.Contains(apperr.As(err).Message, tt.param) {
 			t.Errorf("%q: %v (%+v), want invalid_request naming %s", tt.query, err, q, tt.param)
 		}
+	}
+	if q, _ := ParseListQuery("org_1", url.Values{"status": {"inquiry", "cancelled,inquiry"}}); len(q.Statuses) != 2 {
+		t.Errorf("status given twice: %v, want inquiry and cancelled", q.Statuses)
 	}
 	q, _ := ParseListQuery("org_1", url.Values{})
 	if q.Limit != DefaultLimit || q.Skip != 0 || q.Sort != SortCheckIn || q.Desc {
