@@ -2,8 +2,9 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"strings"
 	"time"
 
 	"quarters.dev/pkg/apperr"
@@ -91,9 +92,12 @@ func (s *Service) ListInquiries(ctx context.Context, orgID string) ([]domain.Inq
 }
 
 // convertedID is the id of the booking an inquiry converts into: derived
-// from the inquiry, so that a second conversion collides with the first.
+// from the inquiry, so that a second conversion collides with the first,
+// through a hash, so that the id shows nothing of the inquiry's: ids are
+// opaque, with nothing encoded in them.
 func convertedID(inquiryID string) string {
-	return "res_" + strings.TrimPrefix(inquiryID, "inq_")
+	sum := sha256.Sum256([]byte("quarters.dev/bookings/converted:" + inquiryID))
+	return "res_" + hex.EncodeToString(sum[:12])
 }
 
 // ConvertInquiry turns an inquiry into a booking, status inquiry unless in

@@ -128,6 +128,9 @@ func TestInquiries(t *testing.T) {
 		obj(res["pricing"])["rentCents"] != 180000.0 {
 		t.Fatalf("convert: %d %s", r.status, r.raw)
 	}
+	if id, _ := res["id"].(string); strings.Contains(id, strings.TrimPrefix(first, "inq_")) {
+		t.Errorf("reservation id %s shows the inquiry id %s: ids are opaque", id, first)
+	}
 	if r := h.admin("POST", "/orgs/"+org+"/inquiries/"+first+"/convert", ""); r.status != 409 || r.body["error"] != "conflict" {
 		t.Fatalf("second convert: %d %s", r.status, r.raw)
 	}
