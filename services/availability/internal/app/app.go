@@ -77,7 +77,7 @@ func (s *Service) now() time.Time {
 }
 
 // NewBlockID returns a new opaque block id.
-func NewBlockID() string { return "blk_" + uuid.Must(uuid.NewV7()).String() }
+func NewBlockID() string { return "blk_" + uuid.NewString() }
 
 // location resolves a listing's zone, once per name. A zone this process
 // cannot resolve counts as UTC rather than failing every request.

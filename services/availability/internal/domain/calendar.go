@@ -160,6 +160,9 @@ func (c *Calendar) AddBlock(b Block) {
 		if x.Start != y.Start {
 			return x.Start < y.Start
 		}
+		if !x.CreatedAt.Equal(y.CreatedAt) {
+			return x.CreatedAt.Before(y.CreatedAt)
+		}
 		return x.ID < y.ID
 	})
 }
