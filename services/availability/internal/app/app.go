@@ -63,6 +63,10 @@ type Service struct {
 	Listings     Listings
 	Reservations Reservations
 	Calendars    Calendars
+	// ListingWait bounds how long a call about a listing availability has
+	// never heard of waits for one published a moment ago to arrive
+	// through its event, before answering 404.
+	ListingWait time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 
@@ -103,7 +107,7 @@ type CalendarView struct {
 // Calendar returns the days of a published listing of orgID, live: the
 // bookings and blocks stored when the request is served.
 func (s *Service) Calendar(ctx context.Context, orgID, listingID string, q domain.RangeQuery, buf []domain.Status) (CalendarView, error) {
-	l, ok, err := s.Listings.Get(ctx, listingID)
+	l, ok, err := s.listing(ctx, listingID)
 	if err != nil {
 		return CalendarView{}, err
 	}
@@ -128,7 +132,7 @@ func (s *Service) checkProperty(ctx context.Context, orgID, propertyID string) e
 	if err := s.RequireOrg(ctx, orgID); err != nil {
 		return err
 	}
-	l, ok, err := s.Listings.Get(ctx, propertyID)
+	l, ok, err := s.listing(ctx, propertyID)
 	if err != nil {
 		return err
 	}
@@ -148,6 +152,28 @@ func (s *Service) RequireOrg(ctx context.Context, orgID string) error {
 		return apperr.NotFoundf("No organisation %s.", orgID)
 	}
 	return nil
+}
+
+// listing returns what availability knows of a listing. One it has never
+// heard of is waited for, up to ListingWait: a publish answers before its
+// event has reached this service, and the caller's next request should
+// find the listing all the same. A listing known to be unpublished is not
+// waited for.
+func (s *Service) listing(ctx context.Context, id string) (domain.Listing, bool, error) {
+	deadline := time.Now().Add(s.ListingWait)
+	delay := 5 * time.Millisecond
+	for {
+		l, ok, err := s.Listings.Get(ctx, id)
+		if err != nil || ok || time.Now().Add(delay).After(deadline) {
+			return l, ok, err
+		}
+		select {
+		case <-ctx.Done():
+			return l, false, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
 }
 
 // BlockInput is an operator's new block.

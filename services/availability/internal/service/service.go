@@ -28,6 +28,9 @@ type Config struct {
 	// ConsumerGroup prefixes the Kafka consumer groups of the projections
 	// ("<group>.orgs", "<group>.listings", "<group>.reservations").
 	ConsumerGroup string `env:"QUARTERS_AVAILABILITY_CONSUMER_GROUP" default:"availability"`
+	// ListingWait bounds how long a calendar or block call about a listing
+	// never heard of waits for its publish event before answering 404.
+	ListingWait time.Duration `env:"QUARTERS_AVAILABILITY_LISTING_WAIT" default:"500ms"`
 	// Now is the clock that decides today's date; nil means time.Now.
 	// Tests set it.
 	Now func() time.Time
@@ -62,6 +65,7 @@ func Build(cfg *Config) func(ctx context.Context, rt *bootstrap.Runtime) (*boots
 			Listings:     adapters.NewListings(db),
 			Reservations: adapters.NewReservations(db),
 			Calendars:    adapters.NewCalendars(db, adapters.CalendarEvents(topics["calendars"]), relay.Notifier(adapters.CalendarCollection(db))),
+			ListingWait:  cfg.ListingWait,
 			Now:          cfg.Now,
 		}
 		consumers := &ports.Consumers{Svc: svc, Log: rt.Log}

@@ -62,9 +62,13 @@ func random() string {
 
 func start(t *testing.T, now func() time.Time) *harness {
 	t.Helper()
+	return startWith(t, &service.Config{AdminToken: adminToken, ConsumerGroup: "availability", Now: now})
+}
+
+func startWith(t *testing.T, cfg *service.Config) *harness {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	cfg := &service.Config{AdminToken: adminToken, ConsumerGroup: "availability", Now: now}
 	useStores(t, cfg)
 	// A group of its own: tests running side by side never rebalance
 	// each other's consumers.
@@ -432,6 +436,33 @@ func TestCalendarFollowsReservationsAndBlocks(t *testing.T) {
 		t.Fatalf("blocks after removal: %v", ev.GetCalendar().GetBlocks())
 	}
 	h.expectDays(tok, p, "?start=2026-07-01&end=2026-07-02", days("2026-07-01", "available", "available"), 30)
+}
+
+// A listing published a moment ago answers its calendar and takes blocks on
+// the very next request, though its event may still be on its way: a
+// listing never heard of is waited for, up to ListingWait.
+func TestJustPublishedListingIsWaitedFor(t *testing.T) {
+	t.Parallel()
+	h := startWith(t, &service.Config{AdminToken: adminToken, ConsumerGroup: "availability", ListingWait: 5 * time.Second})
+	const org = "org_w"
+	h.org(org, 1)
+	tok := h.token(org)
+	h.listing(org, "fresh-1", "Europe/Amsterdam", nil, 1)
+	if r, _ := h.calendar(tok, "fresh-1", "?start=2029-12-31&end=2030-01-01"); r.status != 200 {
+		t.Fatalf("calendar right after publish: %d %s", r.status, r.raw)
+	}
+	h.eventually("org applied", func() bool {
+		return h.admin("GET", "/orgs/"+org+"/properties/fresh-1/blocks", "").status == 200
+	})
+	h.listing(org, "fresh-2", "Europe/Amsterdam", nil, 1)
+	if r := h.admin("POST", "/orgs/"+org+"/properties/fresh-2/blocks", `{"start":"2030-01-01","end":"2030-01-02"}`); r.status != 201 {
+		t.Fatalf("block right after publish: %d %s", r.status, r.raw)
+	}
+	// A listing that never comes still answers 404, after the wait.
+	start := time.Now()
+	if r, _ := h.calendar(tok, "never", ""); r.status != 404 || time.Since(start) < 4*time.Second {
+		t.Fatalf("unknown listing: %d after %v", r.status, time.Since(start))
+	}
 }
 
 func TestCalendarRequests(t *testing.T) {
