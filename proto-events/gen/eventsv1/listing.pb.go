@@ -156,6 +156,12 @@ func (BedType) EnumDescriptor() ([]byte, []int) {
 //   - "listing.deleted": the property was unpublished or deleted; the listing
 //     carries only id and org_id, and consumers drop what they hold of it.
 //     A later publish emits "listing.updated" with a higher version.
+//   - "property.created": a property was created as a draft; the listing
+//     carries only id and org_id. Not a webhook event: it lets availability
+//     manage the blocks of a property before its first publish.
+//   - "property.deleted": the property was deleted; the listing carries only
+//     id and org_id. Not a webhook event. When the property was published,
+//     "listing.deleted" follows with the same version.
 //
 // The envelope's aggregate_version is the property's version, which also
 // counts draft edits that emit no event: successive events of one listing

@@ -286,3 +286,56 @@ func TestDemoListingHasABlock(t *testing.T) {
 		t.Fatalf("calendar on the demo block's first day: %v %+v", err, days)
 	}
 }
+
+// A draft takes blocks before its first publish, and a deleted property
+// takes none: availability learns of both from the catalog's events.
+func TestBlocksOfADraftAndADeletedProperty(t *testing.T) {
+	t.Parallel()
+	org, creds := newOrg(t, "Draft Blocks Org", 1)
+	deadline := time.Now().Add(eventWait)
+	var a answer
+	for {
+		a = admin(t, "POST", "/orgs/"+org+"/properties", calendarDraft("Draft with a block"))
+		if a.status != 404 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if a.status != 201 {
+		t.Fatalf("create property: %d %s", a.status, a.raw)
+	}
+	id := obj(a.body["property"])["id"].(string)
+	blocks := "/orgs/" + org + "/properties/" + id + "/blocks"
+	for {
+		a = admin(t, "POST", blocks, `{"start":"2027-05-01","end":"2027-05-03","reason":"painting"}`)
+		if a.status != 404 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if a.status != 201 {
+		t.Fatalf("block on a draft: %d %s", a.status, a.raw)
+	}
+	c := client.New(st.BaseURL, creds[0].id, creds[0].secret)
+	if _, err := c.Calendar(context.Background(), id, "2027-05-01", "2027-05-02"); !isNotFound(err) {
+		t.Fatalf("calendar of a draft: %v, want 404", err)
+	}
+	if a := admin(t, "POST", "/orgs/"+org+"/properties/"+id+"/publish", ""); a.status != 200 {
+		t.Fatalf("publish: %d %s", a.status, a.raw)
+	}
+	waitForDays(t, c, id, "2027-04-30", "2027-05-03", "2027-04-30:available 2027-05-01:unavailable 2027-05-02:unavailable 2027-05-03:available")
+
+	if a := admin(t, "DELETE", "/orgs/"+org+"/properties/"+id, ""); a.status != 204 {
+		t.Fatalf("delete: %d %s", a.status, a.raw)
+	}
+	for {
+		a = admin(t, "GET", blocks, "")
+		if a.status == 404 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if a.status != 404 || a.body["error"] != "not_found" {
+		t.Fatalf("blocks of a deleted property: %d %s", a.status, a.raw)
+	}
+}

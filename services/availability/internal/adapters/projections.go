@@ -65,6 +65,7 @@ type listingDoc struct {
 	ID        string `bson:"_id"`
 	OrgID     string `bson:"orgId"`
 	Published bool   `bson:"published"`
+	Deleted   bool   `bson:"deleted,omitempty"`
 	Timezone  string `bson:"timezone"`
 	MinNights *int   `bson:"minNights"`
 	Version   int64  `bson:"version"`
@@ -80,7 +81,7 @@ func (r *Listings) Get(ctx context.Context, id string) (domain.Listing, bool, er
 		return domain.Listing{}, false, fmt.Errorf("read listing %s: %w", id, err)
 	}
 	return domain.Listing{
-		ID: d.ID, OrgID: d.OrgID, Published: d.Published, Timezone: d.Timezone,
+		ID: d.ID, OrgID: d.OrgID, Published: d.Published, Deleted: d.Deleted, Timezone: d.Timezone,
 		MinNights: d.MinNights, Version: d.Version,
 	}, true, nil
 }
@@ -89,6 +90,7 @@ func (r *Listings) Apply(ctx context.Context, l domain.Listing) error {
 	return applyNewer(ctx, r.coll, l.ID, l.Version, bson.D{
 		{Key: "orgId", Value: l.OrgID},
 		{Key: "published", Value: l.Published},
+		{Key: "deleted", Value: l.Deleted},
 		{Key: "timezone", Value: l.Timezone},
 		{Key: "minNights", Value: l.MinNights},
 	})

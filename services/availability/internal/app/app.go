@@ -136,7 +136,7 @@ func (s *Service) checkProperty(ctx context.Context, orgID, propertyID string) e
 	if err != nil {
 		return err
 	}
-	if !ok || l.OrgID != orgID {
+	if !ok || l.Deleted || l.OrgID != orgID {
 		return apperr.NotFoundf("No property %s in organisation %s.", propertyID, orgID)
 	}
 	return nil

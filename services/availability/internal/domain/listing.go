@@ -2,12 +2,15 @@ package domain
 
 // Listing is what availability keeps of a property from the catalog's
 // listing events: whose it is, whether it is published, and the terms the
-// calendar shows. A property stays known after it is unpublished or
-// deleted, so its blocks can still be managed.
+// calendar shows. A property is known from its creation, so blocks can be
+// managed before it is first published, and stays known after it is
+// unpublished; once deleted it is kept only as a tombstone.
 type Listing struct {
 	ID        string
 	OrgID     string
 	Published bool
+	// Deleted is set once the property is deleted.
+	Deleted bool
 	// Timezone is the IANA zone the listing's dates are local to.
 	Timezone string
 	// MinNights is the listing's terms.minNights; nil when not set.

@@ -45,7 +45,8 @@ func (c *Consumers) Org(ctx context.Context, msg kafka.Message) error {
 }
 
 // Listing applies the catalog's listing events: listing.updated is a
-// published snapshot, listing.deleted an unpublished or deleted property.
+// published snapshot, listing.deleted an unpublished or deleted property,
+// property.created a new draft, property.deleted a deleted property.
 func (c *Consumers) Listing(ctx context.Context, msg kafka.Message) error {
 	var ev eventsv1.ListingEvent
 	if err := proto.Unmarshal(msg.Value, &ev); err != nil {
@@ -80,7 +81,9 @@ func ListingOf(ev *eventsv1.ListingEvent) (domain.Listing, bool) {
 			n := int(t.GetMinNights())
 			l.MinNights = &n
 		}
-	case "listing.deleted":
+	case "listing.deleted", "property.created":
+	case "property.deleted":
+		l.Deleted = true
 	default:
 		return l, false
 	}

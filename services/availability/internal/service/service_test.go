@@ -201,6 +201,15 @@ func (h *harness) unpublish(org, id string, v int64) {
 	})
 }
 
+// property announces a property event (property.created or
+// property.deleted) of the catalog.
+func (h *harness) property(typ, org, id string, v int64) {
+	h.publish("listings", id, &eventsv1.ListingEvent{
+		Envelope: envelope(typ, org, id, v),
+		Listing:  &eventsv1.Listing{Id: id, OrgId: org},
+	})
+}
+
 var statuses = map[string]eventsv1.ReservationStatus{
 	"inquiry":   eventsv1.ReservationStatus_RESERVATION_STATUS_INQUIRY,
 	"reserved":  eventsv1.ReservationStatus_RESERVATION_STATUS_RESERVED,
@@ -539,6 +548,43 @@ func TestCalendarRequests(t *testing.T) {
 		if r.status != 404 || r.body["error"] != "not_found" {
 			t.Errorf("%s %s: %d %s", u.method, u.path, r.status, r.raw)
 		}
+	}
+}
+
+// A property is known from its creation: its blocks can be managed before
+// its first publish, its calendar is not public, and once deleted it is
+// unknown again.
+func TestBlocksOfDraftsAndDeletedProperties(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	const org = "org_g"
+	h.org(org, 1)
+	tok := h.token(org)
+	h.property("property.created", org, "draft", 1)
+	base := "/orgs/" + org + "/properties/draft/blocks"
+	h.eventually("draft known", func() bool { return h.admin("GET", base, "").status == 200 })
+	if r := h.admin("POST", base, `{"start":"2027-01-01","end":"2027-01-05"}`); r.status != 201 {
+		t.Fatalf("block on a draft: %d %s", r.status, r.raw)
+	}
+	if r, _ := h.calendar(tok, "draft", ""); r.status != 404 {
+		t.Fatalf("calendar of a draft: %d %s", r.status, r.raw)
+	}
+	// Published later, the block shows.
+	h.listing(org, "draft", "Europe/Berlin", nil, 3)
+	h.eventually("published", func() bool { r, _ := h.calendar(tok, "draft", ""); return r.status == 200 })
+	h.expectDays(tok, "draft", "?start=2026-12-31&end=2027-01-01", days("2026-12-31", "available", "unavailable"), 1)
+	// Deleted: property.deleted then listing.deleted, of the same version.
+	h.property("property.deleted", org, "draft", 4)
+	h.unpublish(org, "draft", 4)
+	h.eventually("deleted", func() bool { return h.admin("GET", base, "").status == 404 })
+	if r, _ := h.calendar(tok, "draft", ""); r.status != 404 {
+		t.Fatalf("calendar of a deleted property: %d %s", r.status, r.raw)
+	}
+	// A late copy of the creation changes nothing.
+	h.property("property.created", org, "draft", 1)
+	time.Sleep(300 * time.Millisecond)
+	if r := h.admin("POST", base, `{"start":"2027-02-01","end":"2027-02-02"}`); r.status != 404 {
+		t.Fatalf("block on a deleted property: %d %s", r.status, r.raw)
 	}
 }
 

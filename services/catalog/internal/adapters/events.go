@@ -20,7 +20,8 @@ type EventFunc func(ctx context.Context, p domain.Property, eventType string) (o
 
 // ListingEvents returns the EventFunc that encodes listing events for topic,
 // keyed by the listing id: listing.updated carries the whole snapshot (owner
-// name included), listing.deleted the listing's id and org.
+// name included); listing.deleted, property.created and property.deleted
+// carry only the id and org.
 func ListingEvents(topic string) EventFunc {
 	return func(ctx context.Context, p domain.Property, eventType string) (outbox.Event, error) {
 		id := outbox.NewID()

@@ -187,11 +187,17 @@ func (doc *propertyDoc) domain() domain.Property {
 }
 
 // Create inserts a new property.
-func (r *Properties) Create(ctx context.Context, p domain.Property) error {
+func (r *Properties) Create(ctx context.Context, p domain.Property, eventType string) error {
 	doc := storedProperty{Doc: propertyDocOf(p)}
+	ev, err := r.events(ctx, p, eventType)
+	if err != nil {
+		return err
+	}
+	doc.Add(ev)
 	if _, err := r.coll.InsertOne(ctx, doc); err != nil {
 		return fmt.Errorf("insert property %s: %w", p.ID, err)
 	}
+	r.notify(p.ID)
 	return nil
 }
 
@@ -243,21 +249,23 @@ func (r *Properties) Update(ctx context.Context, orgID, id string, change func(*
 			return domain.Property{}, fmt.Errorf("encode property %s: %w", id, err)
 		}
 		update := bson.D{{Key: "$set", Value: set[1:]}} // everything but _id
-		if ch.Event != "" {
-			ev, err := r.events(ctx, p, ch.Event)
+		evs := make([]outbox.Event, 0, len(ch.Events))
+		for _, typ := range ch.Events {
+			ev, err := r.events(ctx, p, typ)
 			if err != nil {
 				return domain.Property{}, err
 			}
-			if update, err = outbox.Append(update, ev); err != nil {
-				return domain.Property{}, err
-			}
+			evs = append(evs, ev)
+		}
+		if update, err = outbox.Append(update, evs...); err != nil {
+			return domain.Property{}, err
 		}
 		res, err := r.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "version", Value: prev}}, update)
 		if err != nil {
 			return domain.Property{}, fmt.Errorf("update property %s: %w", id, err)
 		}
 		if res.MatchedCount == 1 {
-			if ch.Event != "" {
+			if len(evs) > 0 {
 				r.notify(id)
 			}
 			return p, nil

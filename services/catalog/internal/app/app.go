@@ -11,16 +11,21 @@ import (
 	"quarters.dev/services/catalog/internal/domain"
 )
 
-// Listing event types.
+// Listing event types. listing.updated and listing.deleted are the public
+// ones; property.created and property.deleted tell the other services that
+// a property exists, published or not (availability takes blocks for a
+// draft), and no longer does. They carry only the property's id and org.
 const (
 	EventUpdated = "listing.updated"
 	EventDeleted = "listing.deleted"
+	EventCreated = "property.created"
+	EventRemoved = "property.deleted"
 )
 
 // Change is what a change to a property produced.
 type Change struct {
-	// Event is the listing event to emit with the change ("" for none).
-	Event string
+	// Events are the listing events to emit with the change, in order.
+	Events []string
 	// Skip leaves the stored property as it is.
 	Skip bool
 }
@@ -28,7 +33,8 @@ type Change struct {
 // Properties stores properties. Create and Update write the listing events
 // in the same single-document update as the state.
 type Properties interface {
-	Create(ctx context.Context, p domain.Property) error
+	// Create stores a new property with an event of eventType.
+	Create(ctx context.Context, p domain.Property, eventType string) error
 	// Get returns a property of the org; a deleted one, or another org's, is
 	// not found.
 	Get(ctx context.Context, orgID, id string) (domain.Property, error)
@@ -108,7 +114,7 @@ func (s *Service) CreateProperty(ctx context.Context, orgID string, d domain.Dra
 		ID: domain.NewID("prop_"), OrgID: orgID, Version: 1, Draft: d,
 		CreatedAt: now, UpdatedAt: now,
 	}
-	if err := s.Properties.Create(ctx, p); err != nil {
+	if err := s.Properties.Create(ctx, p, EventCreated); err != nil {
 		return domain.Property{}, fmt.Errorf("create property: %w", err)
 	}
 	return p, nil
@@ -141,7 +147,7 @@ func (s *Service) Publish(ctx context.Context, orgID, id string) (domain.Listing
 			return Change{}, err
 		}
 		p.UpdatedAt = now
-		return Change{Event: EventUpdated}, nil
+		return Change{Events: []string{EventUpdated}}, nil
 	})
 	if err != nil {
 		return domain.Listing{}, err
@@ -161,7 +167,7 @@ func (s *Service) Unpublish(ctx context.Context, orgID, id string) error {
 		}
 		p.Listing = nil
 		p.UpdatedAt = now
-		return Change{Event: EventDeleted}, nil
+		return Change{Events: []string{EventDeleted}}, nil
 	})
 	if err != nil {
 		return err
@@ -170,15 +176,17 @@ func (s *Service) Unpublish(ctx context.Context, orgID, id string) error {
 	return nil
 }
 
-// DeleteProperty deletes a property, emitting listing.deleted if it was
-// published. It is kept as a tombstone so that its version keeps ordering
-// the listing events.
+// DeleteProperty deletes a property, emitting property.deleted and, if it
+// was published, listing.deleted. It is kept as a tombstone so that its
+// version keeps ordering the listing events.
 func (s *Service) DeleteProperty(ctx context.Context, orgID, id string) error {
 	now := s.now()
 	p, err := s.Properties.Update(ctx, orgID, id, func(p *domain.Property) (Change, error) {
-		ch := Change{}
+		// Both carry the same version: a consumer that orders by version
+		// applies the first, property.deleted, and skips the second.
+		ch := Change{Events: []string{EventRemoved}}
 		if p.Listing != nil {
-			ch.Event = EventDeleted
+			ch.Events = append(ch.Events, EventDeleted)
 		}
 		p.Deleted = true
 		p.UpdatedAt = now
