@@ -21,15 +21,16 @@ func TestReservationLifecycle(t *testing.T) {
 	lst := h.listing(org, "Canal Loft", 180000)
 	tok, otherTok := h.token(org), h.token(other)
 
-	// The listing arrives through its event; the booking snapshots its prices.
-	var r resp
-	h.eventually("listing known", func() bool {
-		r = h.admin("POST", "/orgs/"+org+"/reservations", `{"propertyId":"`+lst+`","status":"reserved",
-			"guest":{"firstName":"Jane","lastName":"Doe","email":"jane@example.com","company":null},
-			"checkIn":"2025-03-01","checkOut":"2025-06-01","adults":2,"notes":"VIP",
-			"onContract":{"name":"Acme GmbH","email":"hr@acme.example"}}`)
-		return r.status == 201 && obj(r.body["reservation"])["property"] != nil
-	})
+	// The listing arrives through its event; once it has, the booking
+	// snapshots its prices.
+	h.projected(lst, true)
+	r := h.admin("POST", "/orgs/"+org+"/reservations", `{"propertyId":"`+lst+`","status":"reserved",
+		"guest":{"firstName":"Jane","lastName":"Doe","email":"jane@example.com","company":null},
+		"checkIn":"2025-03-01","checkOut":"2025-06-01","adults":2,"notes":"VIP",
+		"onContract":{"name":"Acme GmbH","email":"hr@acme.example"}}`)
+	if r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
 	res := obj(r.body["reservation"])
 	id := res["id"].(string)
 	pricing := obj(res["pricing"])
