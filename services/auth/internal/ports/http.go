@@ -74,25 +74,53 @@ func orgOut(o domain.Org) gin.H {
 	}}
 }
 
-// orgInput accepts every org setting; absent and null fields are left alone.
+// orgInput accepts every org setting. An absent field is left alone (or
+// takes its default on create); null is the same as absent on create, and
+// refused on a change, where it would mean clearing a setting every org has.
 type orgInput struct {
-	Name              *string         `json:"name"`
-	ContractProvider  *string         `json:"contractProvider"`
+	Name              json.RawMessage `json:"name"`
+	ContractProvider  json.RawMessage `json:"contractProvider"`
 	InquiryDailyLimit json.RawMessage `json:"inquiryDailyLimit"`
 }
 
-// decodeOrg reads an org body into the settings it changes.
-func decodeOrg(c *gin.Context) (domain.OrgChanges, error) {
+// decodeOrg reads an org body into the settings it changes; patch says
+// whether it changes an existing org.
+func decodeOrg(c *gin.Context, patch bool) (domain.OrgChanges, error) {
 	var in orgInput
 	if err := httpx.DecodeJSON(c, &in); err != nil {
 		return domain.OrgChanges{}, err
 	}
-	return in.changes()
+	return in.changes(patch)
 }
 
-func (in orgInput) changes() (domain.OrgChanges, error) {
-	c := domain.OrgChanges{Name: in.Name, ContractProvider: in.ContractProvider}
-	if raw := strings.TrimSpace(string(in.InquiryDailyLimit)); raw != "" && raw != "null" {
+func (in orgInput) changes(patch bool) (domain.OrgChanges, error) {
+	var c domain.OrgChanges
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  **string
+	}{{"name", in.Name, &c.Name}, {"contractProvider", in.ContractProvider, &c.ContractProvider}} {
+		switch raw := strings.TrimSpace(string(f.raw)); {
+		case raw == "":
+		case raw == "null":
+			if patch {
+				return c, apperr.Invalid("Field %s cannot be null.", f.name)
+			}
+		default:
+			var s string
+			if err := json.Unmarshal(f.raw, &s); err != nil {
+				return c, apperr.Invalid("Field %s must be a string.", f.name)
+			}
+			*f.dst = &s
+		}
+	}
+	switch raw := strings.TrimSpace(string(in.InquiryDailyLimit)); {
+	case raw == "":
+	case raw == "null":
+		if patch {
+			return c, apperr.Invalid("Field inquiryDailyLimit cannot be null.")
+		}
+	default:
 		n, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
 			return c, apperr.Invalid("Field inquiryDailyLimit must be an integer.")
@@ -103,7 +131,7 @@ func (in orgInput) changes() (domain.OrgChanges, error) {
 }
 
 func (h *admin) createOrg(c *gin.Context) {
-	changes, err := decodeOrg(c)
+	changes, err := decodeOrg(c, false)
 	if err != nil {
 		httpx.Error(c, err)
 		return
@@ -126,7 +154,7 @@ func (h *admin) getOrg(c *gin.Context) {
 }
 
 func (h *admin) updateOrg(c *gin.Context) {
-	changes, err := decodeOrg(c)
+	changes, err := decodeOrg(c, true)
 	if err != nil {
 		httpx.Error(c, err)
 		return

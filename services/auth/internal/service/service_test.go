@@ -140,6 +140,10 @@ func TestOrgsAdmin(t *testing.T) {
 		{"POST", "/orgs", `{"name":"a","inquiryDailyLimit":1e3}`, "inquiryDailyLimit"},
 		{"POST", "/orgs", `not json`, "JSON"},
 		{"PATCH", "/orgs/" + id, `{"name":"  "}`, "name"},
+		{"PATCH", "/orgs/" + id, `{"name":null}`, "name"},
+		{"PATCH", "/orgs/" + id, `{"contractProvider":null}`, "contractProvider"},
+		{"PATCH", "/orgs/" + id, `{"inquiryDailyLimit":null}`, "inquiryDailyLimit"},
+		{"POST", "/orgs", `{"name":null}`, "name"},
 	}
 	for _, b := range bad {
 		r := h.admin(b.method, b.path, b.body)
