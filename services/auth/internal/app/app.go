@@ -81,6 +81,12 @@ func (s *Service) CreateOrg(ctx context.Context, c domain.OrgChanges) (domain.Or
 }
 
 // GetOrg returns an organisation.
+// CheckOrg answers not found for an unknown org.
+func (s *Service) CheckOrg(ctx context.Context, id string) error {
+	_, err := s.Orgs.Get(ctx, id)
+	return err
+}
+
 func (s *Service) GetOrg(ctx context.Context, id string) (domain.Org, error) {
 	return s.Orgs.Get(ctx, id)
 }

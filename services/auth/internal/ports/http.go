@@ -4,7 +4,6 @@
 package ports
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -40,10 +39,7 @@ func Routes(e *gin.Engine, svc *app.Service, adminToken string) {
 	a := e.Group("/admin/v1", authn.Admin(adminToken))
 	a.GET("/openapi.json", gin.WrapH(openapi.MustAdmin()))
 	a.POST("/orgs", h.createOrg)
-	o := a.Group("/orgs/:orgId", httpx.OrgFirst(func(ctx context.Context, orgID string) error {
-		_, err := svc.GetOrg(ctx, orgID)
-		return err
-	}))
+	o := a.Group("/orgs/:orgId", httpx.OrgFirst(svc.CheckOrg))
 	o.GET("", h.getOrg)
 	o.PATCH("", h.updateOrg)
 	o.POST("/credentials", h.createCredential)

@@ -129,6 +129,13 @@ type ReservationView struct {
 	Agreement *domain.Agreement
 }
 
+// CheckOrg answers not found for an org bookings do not know, after waiting
+// briefly for one just created.
+func (s *Service) CheckOrg(ctx context.Context, orgID string) error {
+	_, err := s.RequireOrg(ctx, orgID)
+	return err
+}
+
 // RequireOrg returns the org, waiting briefly for one just created.
 func (s *Service) RequireOrg(ctx context.Context, orgID string) (domain.Org, error) {
 	deadline := time.Now().Add(s.ProjectionWait)

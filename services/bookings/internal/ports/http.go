@@ -5,7 +5,6 @@ package ports
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -34,10 +33,7 @@ func Routes(e *gin.Engine, svc *app.Service, auth gin.HandlerFunc, adminToken, d
 	api.GET("/reservations/:id", h.get)
 	api.POST("/inquiries", h.createInquiry)
 
-	a := e.Group("/admin/v1/orgs/:orgId", authn.Admin(adminToken), httpx.OrgFirst(func(ctx context.Context, orgID string) error {
-		_, err := svc.RequireOrg(ctx, orgID)
-		return err
-	}))
+	a := e.Group("/admin/v1/orgs/:orgId", authn.Admin(adminToken), httpx.OrgFirst(svc.CheckOrg))
 	a.POST("/reservations", h.createReservation)
 	a.PATCH("/reservations/:id", h.updateReservation)
 	a.DELETE("/reservations/:id", h.deleteReservation)
