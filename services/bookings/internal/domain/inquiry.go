@@ -222,10 +222,32 @@ func metadata(raw json.RawMessage) (json.RawMessage, error) {
 	if err := json.Compact(&buf, trimmed); err != nil {
 		return nil, apperr.Invalid("Field metadata must be an object.")
 	}
-	if buf.Len() > MaxMetadataBytes {
-		return nil, apperr.Invalid("Field metadata is larger than %d bytes serialised (%d).", MaxMetadataBytes, buf.Len())
+	if n := serialisedSize(buf.Bytes()); n > MaxMetadataBytes {
+		return nil, apperr.Invalid("Field metadata is larger than %d bytes serialised (%d).", MaxMetadataBytes, n)
 	}
 	return json.RawMessage(buf.Bytes()), nil
+}
+
+// serialisedSize is the size of compact JSON written plainly: UTF-8 text
+// rather than \u escapes, numbers as given. The same object costs the same
+// whichever way a client's encoder escapes it.
+func serialisedSize(compact []byte) int {
+	if bytes.IndexByte(compact, '\\') < 0 {
+		return len(compact)
+	}
+	dec := json.NewDecoder(bytes.NewReader(compact))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return len(compact)
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return len(compact)
+	}
+	return out.Len() - 1 // Encode ends with a newline
 }
 
 // ValidEmail accepts a bare addr-spec (no display name, no comments) with a

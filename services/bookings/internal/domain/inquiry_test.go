@@ -76,6 +76,14 @@ func TestNewInquiryRules(t *testing.T) {
 		{"metadata one byte over", func(in *InquiryInput) { in.Metadata = metadataOf(MaxMetadataBytes + 1) }, "metadata"},
 		{"metadata not an object", func(in *InquiryInput) { in.Metadata = json.RawMessage(`[1,2]`) }, "metadata"},
 		{"metadata null", func(in *InquiryInput) { in.Metadata = json.RawMessage(`null`) }, ""},
+		// 5 115 × "é" is 10 238 bytes as UTF-8 and 30 690 as \u escapes:
+		// the object's size does not depend on how it was escaped.
+		{"metadata within 10 KB, sent escaped", func(in *InquiryInput) {
+			in.Metadata = json.RawMessage(`{"k":"` + strings.Repeat(`\u00e9`, 5115) + `"}`)
+		}, ""},
+		{"metadata over 10 KB, sent escaped", func(in *InquiryInput) {
+			in.Metadata = json.RawMessage(`{"k":"` + strings.Repeat(`\u00e9`, 5200) + `"}`)
+		}, "metadata"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
