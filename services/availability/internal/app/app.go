@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"quarters.dev/pkg/apperr"
+	"quarters.dev/pkg/await"
 	"quarters.dev/services/availability/internal/domain"
 )
 
@@ -160,20 +161,9 @@ func (s *Service) RequireOrg(ctx context.Context, orgID string) error {
 // find the listing all the same. A listing known to be unpublished is not
 // waited for.
 func (s *Service) listing(ctx context.Context, id string) (domain.Listing, bool, error) {
-	deadline := time.Now().Add(s.ListingWait)
-	delay := 5 * time.Millisecond
-	for {
-		l, ok, err := s.Listings.Get(ctx, id)
-		if err != nil || ok || time.Now().Add(delay).After(deadline) {
-			return l, ok, err
-		}
-		select {
-		case <-ctx.Done():
-			return l, false, ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 50*time.Millisecond)
-	}
+	return await.Found(ctx, s.ListingWait, func(ctx context.Context) (domain.Listing, bool, error) {
+		return s.Listings.Get(ctx, id)
+	})
 }
 
 // BlockInput is an operator's new block.

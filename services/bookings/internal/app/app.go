@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"quarters.dev/pkg/apperr"
+	"quarters.dev/pkg/await"
 	"quarters.dev/services/bookings/internal/domain"
 )
 
@@ -138,41 +139,25 @@ func (s *Service) CheckOrg(ctx context.Context, orgID string) error {
 
 // RequireOrg returns the org, waiting briefly for one just created.
 func (s *Service) RequireOrg(ctx context.Context, orgID string) (domain.Org, error) {
-	deadline := time.Now().Add(s.ProjectionWait)
-	for {
-		o, ok, err := s.Projections.Org(ctx, orgID)
-		if err != nil {
-			return domain.Org{}, err
-		}
-		if ok {
-			return o, nil
-		}
-		if time.Now().After(deadline) {
-			return domain.Org{}, apperr.NotFoundf("No organisation %s.", orgID)
-		}
-		select {
-		case <-ctx.Done():
-			return domain.Org{}, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	o, ok, err := await.Found(ctx, s.ProjectionWait, func(ctx context.Context) (domain.Org, bool, error) {
+		return s.Projections.Org(ctx, orgID)
+	})
+	if err == nil && !ok {
+		err = apperr.NotFoundf("No organisation %s.", orgID)
 	}
+	return o, err
 }
 
 // property returns what is known of a property. When wait is set and the
 // property was never heard of, it waits briefly for one just published.
 func (s *Service) property(ctx context.Context, id string, wait bool) (domain.Property, bool, error) {
-	deadline := time.Now().Add(s.ProjectionWait)
-	for {
-		p, ok, err := s.Projections.Property(ctx, id)
-		if err != nil || ok || !wait || time.Now().After(deadline) {
-			return p, ok, err
-		}
-		select {
-		case <-ctx.Done():
-			return p, false, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	var d time.Duration
+	if wait {
+		d = s.ProjectionWait
 	}
+	return await.Found(ctx, d, func(ctx context.Context) (domain.Property, bool, error) {
+		return s.Projections.Property(ctx, id)
+	})
 }
 
 // CreateReservation creates a booking for an operator.

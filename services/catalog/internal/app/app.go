@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"quarters.dev/pkg/apperr"
+	"quarters.dev/pkg/await"
 	"quarters.dev/services/catalog/internal/domain"
 )
 
@@ -79,26 +80,17 @@ func (s *Service) changed(p domain.Property) {
 // RequireOrg answers not found for an org the catalog does not know, after
 // waiting up to OrgWait for it to arrive.
 func (s *Service) RequireOrg(ctx context.Context, orgID string) error {
-	deadline := time.Now().Add(s.OrgWait)
-	delay := 20 * time.Millisecond
-	for {
+	_, ok, err := await.Found(ctx, s.OrgWait, func(ctx context.Context) (struct{}, bool, error) {
 		ok, err := s.Orgs.Known(ctx, orgID)
-		if err != nil {
-			return fmt.Errorf("look up org %s: %w", orgID, err)
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().Add(delay).After(deadline) {
-			return apperr.NotFoundf("No organisation %s.", orgID)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 250*time.Millisecond)
+		return struct{}{}, ok, err
+	})
+	if err != nil {
+		return fmt.Errorf("look up org %s: %w", orgID, err)
 	}
+	if !ok {
+		return apperr.NotFoundf("No organisation %s.", orgID)
+	}
+	return nil
 }
 
 // CreateProperty stores a new draft for an org.
