@@ -272,18 +272,6 @@ func (d *agreementDoc) domain() domain.Agreement {
 	return a
 }
 
-// Agreement returns the current agreement of a booking, if any.
-func (p *Projections) Agreement(ctx context.Context, reservationID string) (*domain.Agreement, error) {
-	m, err := p.Agreements(ctx, []string{reservationID})
-	if err != nil {
-		return nil, err
-	}
-	if a, ok := m[reservationID]; ok {
-		return &a, nil
-	}
-	return nil, nil
-}
-
 // AgreementChange returns the stored current agreement of a booking and when
 // what the booking shows of it last changed.
 func (p *Projections) AgreementChange(ctx context.Context, reservationID string) (*domain.Agreement, time.Time, error) {

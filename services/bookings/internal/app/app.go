@@ -525,7 +525,6 @@ type ProjectionWriter interface {
 	// of the given version, with when what the booking shows of it last
 	// changed; stored is false for an event older than the stored one.
 	PutAgreement(ctx context.Context, reservationID, orgID string, version int64, a *domain.Agreement, changedAt time.Time) (stored bool, err error)
-	Agreement(ctx context.Context, reservationID string) (*domain.Agreement, error)
 	// AgreementChange returns the stored current agreement and when it last
 	// changed (zero when never).
 	AgreementChange(ctx context.Context, reservationID string) (*domain.Agreement, time.Time, error)
@@ -551,8 +550,9 @@ func (s *Service) ApplyUnpublished(ctx context.Context, id, orgID string, versio
 
 // ApplyAgreement stores the current agreement of a booking and, when the
 // stored current agreement is completed, confirms a reserved booking. The
-// check reads what is stored, not the event, so a redelivery after a crash
-// between the two steps still confirms, and a stale event changes nothing.
+// check is on what is stored (this event's agreement, or a newer one when
+// the event is stale), so a redelivery after a crash between the two steps
+// still confirms, and a stale event changes nothing.
 //
 // A booking shows its current agreement, so a change of what it shows moves
 // the booking's updatedAt, the incremental-sync key, to when the change was
@@ -577,9 +577,11 @@ func (s *Service) ApplyAgreement(ctx context.Context, reservationID, orgID strin
 			return err
 		}
 	}
-	cur, err := s.Writer.Agreement(ctx, reservationID)
-	if err != nil {
-		return err
+	// What is stored now: this event's agreement, or the newer one read
+	// above when this event was stale.
+	cur := prev
+	if stored {
+		cur = a
 	}
 	if cur == nil || cur.Status != domain.AgreementCompleted {
 		return nil
