@@ -179,6 +179,19 @@ func dial(t *testing.T, srv *httptest.Server) (net.Conn, *bufio.Reader) {
 	return c, bufio.NewReader(c)
 }
 
+// exchange sends a raw request on a new connection and reads the response
+// head; the reader holds what follows.
+func exchange(t *testing.T, srv *httptest.Server, request string) (*http.Response, *bufio.Reader) {
+	t.Helper()
+	c, r := dial(t, srv)
+	_, _ = io.WriteString(c, request)
+	res, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, r
+}
+
 func TestContinueIsSentBeforeTheBodyIsRead(t *testing.T) {
 	srv, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -208,12 +221,7 @@ func TestConnectionCloseDeliversTheWholeResponse(t *testing.T) {
 	srv, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(want)
 	}), true)
-	c, r := dial(t, srv)
-	_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	res, err := http.ReadResponse(r, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, r := exchange(t, srv, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 	if b, err := io.ReadAll(res.Body); err != nil || !bytes.Equal(b, want) {
 		t.Fatalf("body of %d bytes, %v", len(b), err)
 	}
@@ -233,12 +241,7 @@ func TestStreamingHandlerSendsOnWriteDeadline(t *testing.T) {
 		_, _ = io.WriteString(w, "second\n")
 	}), true)
 	defer close(release)
-	c, r := dial(t, srv)
-	_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	res, err := http.ReadResponse(r, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, _ := exchange(t, srv, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	line, err := bufio.NewReader(res.Body).ReadString('\n')
 	if err != nil || line != "first\n" {
 		t.Fatalf("first part: %q, %v", line, err)
@@ -259,12 +262,7 @@ func TestHijackedConnectionWritesThrough(t *testing.T) {
 		<-release
 	}), true)
 	defer close(release)
-	c, r := dial(t, srv)
-	_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	res, err := http.ReadResponse(r, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, _ := exchange(t, srv, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	if b, err := io.ReadAll(res.Body); err != nil || string(b) != "hello" {
 		t.Fatalf("body %q, %v", b, err)
 	}

@@ -1,7 +1,6 @@
 package httpx
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -71,19 +70,3 @@ func Error(c *gin.Context, err error) {
 func Logger(c *gin.Context) *slog.Logger { return info(c).log }
 
 func stack() string { return string(debug.Stack()) }
-
-// OrgFirst answers a request under /orgs/{orgId} with check's error (the
-// 404 of an unknown organisation) before the handler reads anything else,
-// so that an unknown orgId answers 404 on every route whatever the body.
-// It goes after the admin token check: a caller without the token learns
-// nothing about which organisations exist.
-func OrgFirst(check func(ctx context.Context, orgID string) error) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		if err := check(c.Request.Context(), c.Param("orgId")); err != nil {
-			Error(c, err)
-			c.Abort()
-			return
-		}
-		c.Next()
-	}
-}

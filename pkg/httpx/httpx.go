@@ -7,6 +7,7 @@
 package httpx
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -294,6 +295,22 @@ func instrument(access *accessLog, m *metrics, tp trace.TracerProvider) gin.Hand
 			method: r.Method, route: route, path: r.URL.Path, requestID: ri.id, traceID: traceID,
 			orgID: ri.orgID, status: status, bytes: max(c.Writer.Size(), 0), duration: elapsed, at: start,
 		})
+	}
+}
+
+// OrgFirst answers a request under /orgs/{orgId} with check's error (the
+// 404 of an unknown organisation) before the handler reads anything else,
+// so that an unknown orgId answers 404 on every route whatever the body.
+// It goes after the admin token check: a caller without the token learns
+// nothing about which organisations exist.
+func OrgFirst(check func(ctx context.Context, orgID string) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := check(c.Request.Context(), c.Param("orgId")); err != nil {
+			Error(c, err)
+			c.Abort()
+			return
+		}
+		c.Next()
 	}
 }
 

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -245,5 +246,32 @@ func TestIncomingTraceIsCarriedIntoTheAccessLog(t *testing.T) {
 	do(e, "GET", "/ok", "", "Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	if !strings.Contains(out.String(), `"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"`) {
 		t.Fatalf("access log without the incoming trace id: %s", out.String())
+	}
+}
+
+// OrgFirst answers for an unknown org before the handler reads the body.
+func TestOrgFirst(t *testing.T) {
+	e := New(Options{})
+	known := func(_ context.Context, orgID string) error {
+		if orgID != "org_1" {
+			return apperr.NotFoundf("No organisation %s.", orgID)
+		}
+		return nil
+	}
+	e.POST("/orgs/:orgId/things", OrgFirst(known), func(c *gin.Context) {
+		Error(c, apperr.Invalid("Field name is required."))
+	})
+	for _, tc := range []struct {
+		org    string
+		status int
+		error  string
+	}{{"org_1", 400, "invalid_request"}, {"org_2", 404, "not_found"}} {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, httptest.NewRequest("POST", "/orgs/"+tc.org+"/things", strings.NewReader(`{}`)))
+		var body Body
+		_ = json.Unmarshal(w.Body.Bytes(), &body)
+		if w.Code != tc.status || body.Error != tc.error {
+			t.Errorf("%s: %d %s, want %d %s", tc.org, w.Code, w.Body, tc.status, tc.error)
+		}
 	}
 }
