@@ -172,8 +172,8 @@ func (s *Store) Validate(ctx context.Context, token string) (Principal, error) {
 	if !wellFormedToken(token) {
 		return Principal{}, ErrUnauthenticated
 	}
-	clientID := clientPrefix + token[len(tokenPrefix):len(tokenPrefix)+clientHexLen]
-	vals, err := s.reads.mget(ctx, s.tokenKey(clientID, Hash(token)), s.credKey(clientID))
+	tokKey, credKey, clientID := s.validationKeys(token)
+	vals, err := s.reads.mget(ctx, tokKey, credKey)
 	if err != nil {
 		return Principal{}, fmt.Errorf("validate token: %w", err)
 	}
@@ -184,6 +184,34 @@ func (s *Store) Validate(ctx context.Context, token string) (Principal, error) {
 		return Principal{}, ErrUnauthenticated
 	}
 	return Principal{ClientID: clientID, OrgID: org}, nil
+}
+
+// validationKeys returns a well-formed token's key, its set's key and its
+// client id: tokenKey(clientID, Hash(token)) and credKey(clientID), cut
+// from one string, as every authenticated request builds them.
+func (s *Store) validationKeys(token string) (tokKey, credKey, clientID string) {
+	hexID := token[len(tokenPrefix) : len(tokenPrefix)+clientHexLen]
+	var hash [2 * sha256.Size]byte
+	sum := sha256.Sum256([]byte(token))
+	hex.Encode(hash[:], sum[:])
+	var b strings.Builder
+	b.Grow(2*len(s.prefix) + len("tok:{}:cred:{}") + 2*(len(clientPrefix)+clientHexLen) + len(hash))
+	b.WriteString(s.prefix)
+	b.WriteString("tok:{")
+	b.WriteString(clientPrefix)
+	b.WriteString(hexID)
+	b.WriteString("}:")
+	b.Write(hash[:])
+	tokEnd := b.Len()
+	b.WriteString(s.prefix)
+	b.WriteString("cred:{")
+	idStart := b.Len()
+	b.WriteString(clientPrefix)
+	b.WriteString(hexID)
+	idEnd := b.Len()
+	b.WriteString("}")
+	all := b.String()
+	return all[:tokEnd], all[tokEnd:], all[idStart:idEnd]
 }
 
 func wellFormedToken(t string) bool {

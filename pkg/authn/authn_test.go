@@ -204,3 +204,45 @@ func TestConcurrentValidationsAreEachAnswered(t *testing.T) {
 		t.Fatal("a closed store validated a token")
 	}
 }
+
+func TestValidationKeysAreTheStoredKeys(t *testing.T) {
+	t.Parallel()
+	s := NewStore(testRedis(t))
+	id, sec := newCredential(t, s, "org-keys")
+	p, _ := s.VerifySecret(context.Background(), id, sec)
+	tok, err := s.Mint(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokKey, credKey, clientID := s.validationKeys(tok)
+	if tokKey != s.tokenKey(id, Hash(tok)) || credKey != s.credKey(id) || clientID != id {
+		t.Fatalf("keys %q %q %q, want %q %q %q", tokKey, credKey, clientID, s.tokenKey(id, Hash(tok)), s.credKey(id), id)
+	}
+}
+
+// The store's reads keep a Redis connection of their own; one the server
+// closed is replaced without failing the next request, as a pooled one is.
+func TestValidationSurvivesARedisRestart(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+	defer rdb.Close()
+	s := NewStore(rdb)
+	defer s.Close()
+	id, sec := newCredential(t, s, "org-restart")
+	p, _ := s.VerifySecret(context.Background(), id, sec)
+	tok, _ := s.Mint(context.Background(), p)
+	h := router(s)
+	if w := call(h, "/me", "Bearer "+tok); w.Code != 200 {
+		t.Fatalf("before the restart: %d %s", w.Code, w.Body.String())
+	}
+	mr.Close()
+	if err := mr.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if w := call(h, "/me", "Bearer "+tok); w.Code != 200 {
+			t.Fatalf("call %d after the restart: %d %s", i+1, w.Code, w.Body.String())
+		}
+	}
+}
