@@ -75,6 +75,7 @@ for _ in $(seq 600); do
 	sleep 0.5
 done
 grep -q "^quarters ready" "$work/stack.log" || { cat "$work/stack.log" >&2; exit 1; }
+[ -s "$work/data/demo.json" ] || { echo "the dev stack did not seed its demo org:" >&2; cat "$work/stack.log" >&2; exit 1; }
 
 catalog=$(sed -nE 's/^started catalog \(api ([0-9.:]+),.*/\1/p' "$work/stack.log")
 catalog_ops=$(sed -nE 's/^started catalog \(api [0-9.:]+, ops ([0-9.:]+).*/\1/p' "$work/stack.log")
