@@ -19,7 +19,7 @@ type Config struct {
 func Connect(ctx context.Context, url string) (*redis.Client, error) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("QUARTERS_REDIS_URL is not a Redis URL (redis://host:port/db): %w", err)
+		return nil, fmt.Errorf("QUARTERS_REDIS_URL is not a Redis URL (redis://host:port/db, or unix:///path/redis.sock?db=0): %w", err)
 	}
 	opts.DialTimeout = 2 * time.Second
 	opts.ReadTimeout = time.Second

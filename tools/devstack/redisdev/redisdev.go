@@ -28,10 +28,28 @@ const (
 
 // Redis is the Redis the services use.
 type Redis struct {
-	URL  string
-	Kind string
-	stop func()
+	// URL reaches it over TCP.
+	URL string
+	// SocketURL, when set, reaches the same server through a Unix socket,
+	// which the services on this machine use: a round trip through it costs
+	// both ends less CPU than one through loopback TCP.
+	SocketURL string
+	Kind      string
+	stop      func()
 }
+
+// ServiceURL is the URL the services should use.
+func (r *Redis) ServiceURL() string {
+	if r.SocketURL != "" {
+		return r.SocketURL
+	}
+	return r.URL
+}
+
+// maxSocketPath keeps a socket's path within sun_path (108 bytes on Linux,
+// with its terminating NUL); a data dir deeper than that is served over TCP
+// only.
+const maxSocketPath = 100
 
 // Options choose the Redis.
 type Options struct {
@@ -81,10 +99,18 @@ func startServer(ctx context.Context, bin, dir string) (*Redis, error) {
 	addr := l.Addr().String()
 	l.Close()
 	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin,
-		"--port", port, "--bind", "127.0.0.1", "--dir", abs,
+	args := []string{"--port", port, "--bind", "127.0.0.1", "--dir", abs,
 		"--appendonly", "yes", "--save", "", "--daemonize", "no",
-		"--logfile", filepath.Join(abs, "redis.log"))
+		"--logfile", filepath.Join(abs, "redis.log")}
+	socket := filepath.Join(abs, "redis.sock")
+	if len(socket) > maxSocketPath {
+		socket = ""
+	} else {
+		// A socket left by a server that was killed would stop this one.
+		_ = os.Remove(socket)
+		args = append(args, "--unixsocket", socket, "--unixsocketperm", "700")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
@@ -117,7 +143,11 @@ func startServer(ctx context.Context, bin, dir string) (*Redis, error) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return &Redis{URL: "redis://" + addr + "/0", Kind: Server, stop: stop}, nil
+	r := &Redis{URL: "redis://" + addr + "/0", Kind: Server, stop: stop}
+	if socket != "" {
+		r.SocketURL = "unix://" + socket + "?db=0"
+	}
+	return r, nil
 }
 
 // ping checks that addr speaks RESP and has finished loading its data.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,11 @@ func roundTrip(t *testing.T, redisURL string, args ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := net.DialTimeout("tcp", u.Host, time.Second)
+	network, addr := "tcp", u.Host
+	if u.Scheme == "unix" {
+		network, addr = "unix", u.Path
+	}
+	c, err := net.DialTimeout(network, addr, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,5 +106,51 @@ func TestExternalURLIsUsedAsIs(t *testing.T) {
 	defer r.Stop()
 	if r.URL != "redis://10.0.0.1:6379/2" || r.Kind != External {
 		t.Fatalf("%+v", r)
+	}
+}
+
+func TestRedisServerAnswersOnAnOwnerOnlySocket(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	dir := filepath.Join(t.TempDir(), "redis")
+	r, err := Start(context.Background(), Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	if r.SocketURL != "unix://"+filepath.Join(dir, "redis.sock")+"?db=0" || r.ServiceURL() != r.SocketURL {
+		t.Fatalf("socket URL %q, service URL %q", r.SocketURL, r.ServiceURL())
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "redis.sock")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("socket: %v %v", fi.Mode(), err)
+	}
+	if got := roundTrip(t, r.SocketURL, "SET", "through", "socket"); got != "+OK" {
+		t.Fatalf("SET answered %q", got)
+	}
+	if got := roundTrip(t, r.URL, "GET", "through"); got != "socket" {
+		t.Fatalf("GET over TCP answered %q", got)
+	}
+}
+
+func TestADeepDataDirIsServedOverTCPOnly(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", maxSocketPath), "redis")
+	r, err := Start(context.Background(), Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	if r.SocketURL != "" || r.ServiceURL() != r.URL {
+		t.Fatalf("socket URL %q, service URL %q", r.SocketURL, r.ServiceURL())
+	}
+	if got := roundTrip(t, r.ServiceURL(), "PING"); got != "+PONG" {
+		t.Fatalf("PING answered %q", got)
 	}
 }

@@ -308,8 +308,12 @@ func (s *Stack) startDependencies(ctx context.Context, cfg Config) error {
 	if s.redis, err = redisdev.Start(ctx, redisdev.Options{URL: cfg.RedisURL, Dir: filepath.Join(s.DataDir, "redis"), Binary: cfg.RedisBinary}); err != nil {
 		return err
 	}
-	s.RedisURL, s.RedisKind = s.redis.URL, s.redis.Kind
-	s.console.Printf("redis: %s (%s)", s.RedisURL, s.RedisKind)
+	s.RedisURL, s.RedisKind = s.redis.ServiceURL(), s.redis.Kind
+	if s.redis.SocketURL != "" {
+		s.console.Printf("redis: %s (%s; the services connect through %s)", s.redis.URL, s.RedisKind, s.rel(strings.TrimSuffix(strings.TrimPrefix(s.redis.SocketURL, "unix://"), "?db=0")))
+	} else {
+		s.console.Printf("redis: %s (%s)", s.RedisURL, s.RedisKind)
+	}
 	s.console.Printf("smtp: sink at %s (messages in %s)", s.SMTPAddr, s.rel(filepath.Join(s.DataDir, "smtp")))
 	return nil
 }
