@@ -135,10 +135,11 @@ func (r *reads) loop() {
 
 // exec answers every read of batch. A loop over a single Redis server keeps
 // a connection of its own (own, returned for the next batch): a connection
-// taken from the client's pool costs a health-check system call and two
-// locks per batch, as much as a quarter of the round trip itself. A batch
-// that fails on that connection is sent once more on a fresh one, as the
-// pool would have replaced a connection the server had closed.
+// taken from the client's pool costs each batch a health-check system call,
+// a deadline reset and two locks (docs/benchmarks.md, "a cheaper credential
+// read"). A batch that fails on that connection is sent once more on a
+// fresh one, as the pool would have replaced a connection the server had
+// closed.
 func (r *reads) exec(own *redis.Conn, batch []*read, cmds []*redis.SliceCmd) *redis.Conn {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
