@@ -69,17 +69,25 @@ func TestEmbeddedRunsLua(t *testing.T) {
 	}
 }
 
-func TestRedisServerKeepsDataAcrossRestarts(t *testing.T) {
-	t.Parallel()
+// runServer starts a redis-server from PATH with its files in dir, or
+// skips the test when there is none; the caller stops it.
+func runServer(t *testing.T, dir string) *Redis {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Skip("redis-server is not installed")
 	}
-	dir := filepath.Join(t.TempDir(), "redis")
 	r, err := Start(context.Background(), Options{Dir: dir, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func TestRedisServerKeepsDataAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "redis")
+	r := runServer(t, dir)
 	if r.Kind != Server {
 		t.Fatalf("kind %s", r.Kind)
 	}
@@ -87,10 +95,7 @@ func TestRedisServerKeepsDataAcrossRestarts(t *testing.T) {
 		t.Fatalf("SET answered %q", got)
 	}
 	r.Stop()
-	r, err = Start(context.Background(), Options{Dir: dir, Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r = runServer(t, dir)
 	defer r.Stop()
 	if got := roundTrip(t, r.URL, "GET", "greeting"); got != "hello" {
 		t.Fatalf("after restart GET answered %q", got)
@@ -111,15 +116,8 @@ func TestExternalURLIsUsedAsIs(t *testing.T) {
 
 func TestRedisServerAnswersOnAnOwnerOnlySocket(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed")
-	}
 	dir := filepath.Join(t.TempDir(), "redis")
-	r, err := Start(context.Background(), Options{Dir: dir, Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runServer(t, dir)
 	defer r.Stop()
 	if r.SocketURL != "unix://"+filepath.Join(dir, "redis.sock")+"?db=0" || r.ServiceURL() != r.SocketURL {
 		t.Fatalf("socket URL %q, service URL %q", r.SocketURL, r.ServiceURL())
@@ -137,15 +135,7 @@ func TestRedisServerAnswersOnAnOwnerOnlySocket(t *testing.T) {
 
 func TestADeepDataDirIsServedOverTCPOnly(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	dir := filepath.Join(t.TempDir(), strings.Repeat("d", maxSocketPath), "redis")
-	r, err := Start(context.Background(), Options{Dir: dir, Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runServer(t, filepath.Join(t.TempDir(), strings.Repeat("d", maxSocketPath), "redis"))
 	defer r.Stop()
 	if r.SocketURL != "" || r.ServiceURL() != r.URL {
 		t.Fatalf("socket URL %q, service URL %q", r.SocketURL, r.ServiceURL())
