@@ -30,18 +30,18 @@ const (
 type Redis struct {
 	// URL reaches it over TCP.
 	URL string
-	// SocketURL, when set, reaches the same server through a Unix socket,
+	// Socket, when set, is the path of a Unix socket of the same server,
 	// which the services on this machine use: a round trip through it costs
 	// both ends less CPU than one through loopback TCP.
-	SocketURL string
-	Kind      string
-	stop      func()
+	Socket string
+	Kind   string
+	stop   func()
 }
 
 // ServiceURL is the URL the services should use.
 func (r *Redis) ServiceURL() string {
-	if r.SocketURL != "" {
-		return r.SocketURL
+	if r.Socket != "" {
+		return "unix://" + r.Socket + "?db=0"
 	}
 	return r.URL
 }
@@ -143,11 +143,7 @@ func startServer(ctx context.Context, bin, dir string) (*Redis, error) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	r := &Redis{URL: "redis://" + addr + "/0", Kind: Server, stop: stop}
-	if socket != "" {
-		r.SocketURL = "unix://" + socket + "?db=0"
-	}
-	return r, nil
+	return &Redis{URL: "redis://" + addr + "/0", Socket: socket, Kind: Server, stop: stop}, nil
 }
 
 // ping checks that addr speaks RESP and has finished loading its data.

@@ -119,13 +119,13 @@ func TestRedisServerAnswersOnAnOwnerOnlySocket(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "redis")
 	r := runServer(t, dir)
 	defer r.Stop()
-	if r.SocketURL != "unix://"+filepath.Join(dir, "redis.sock")+"?db=0" || r.ServiceURL() != r.SocketURL {
-		t.Fatalf("socket URL %q, service URL %q", r.SocketURL, r.ServiceURL())
+	if r.Socket != filepath.Join(dir, "redis.sock") || r.ServiceURL() != "unix://"+r.Socket+"?db=0" {
+		t.Fatalf("socket %q, service URL %q", r.Socket, r.ServiceURL())
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "redis.sock")); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("socket: %v %v", fi.Mode(), err)
 	}
-	if got := roundTrip(t, r.SocketURL, "SET", "through", "socket"); got != "+OK" {
+	if got := roundTrip(t, r.ServiceURL(), "SET", "through", "socket"); got != "+OK" {
 		t.Fatalf("SET answered %q", got)
 	}
 	if got := roundTrip(t, r.URL, "GET", "through"); got != "socket" {
@@ -137,8 +137,8 @@ func TestADeepDataDirIsServedOverTCPOnly(t *testing.T) {
 	t.Parallel()
 	r := runServer(t, filepath.Join(t.TempDir(), strings.Repeat("d", maxSocketPath), "redis"))
 	defer r.Stop()
-	if r.SocketURL != "" || r.ServiceURL() != r.URL {
-		t.Fatalf("socket URL %q, service URL %q", r.SocketURL, r.ServiceURL())
+	if r.Socket != "" || r.ServiceURL() != r.URL {
+		t.Fatalf("socket %q, service URL %q", r.Socket, r.ServiceURL())
 	}
 	if got := roundTrip(t, r.ServiceURL(), "PING"); got != "+PONG" {
 		t.Fatalf("PING answered %q", got)

@@ -309,8 +309,8 @@ func (s *Stack) startDependencies(ctx context.Context, cfg Config) error {
 		return err
 	}
 	s.RedisURL, s.RedisKind = s.redis.ServiceURL(), s.redis.Kind
-	if s.redis.SocketURL != "" {
-		s.console.Printf("redis: %s (%s; the services connect through %s)", s.redis.URL, s.RedisKind, s.rel(strings.TrimSuffix(strings.TrimPrefix(s.redis.SocketURL, "unix://"), "?db=0")))
+	if s.redis.Socket != "" {
+		s.console.Printf("redis: %s (%s; the services connect through %s)", s.redis.URL, s.RedisKind, s.rel(s.redis.Socket))
 	} else {
 		s.console.Printf("redis: %s (%s)", s.RedisURL, s.RedisKind)
 	}
