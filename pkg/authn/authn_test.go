@@ -31,6 +31,20 @@ func newCredential(t testing.TB, s *Store, org string) (id, secret string) {
 	return id, secret
 }
 
+// newToken records a credential set of org and mints a token from it.
+func newToken(t testing.TB, s *Store, org string) (id, secret, token string) {
+	t.Helper()
+	id, secret = newCredential(t, s, org)
+	p, err := s.VerifySecret(context.Background(), id, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token, err = s.Mint(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return id, secret, token
+}
+
 func router(s *Store) http.Handler {
 	e := httpx.New(httpx.Options{})
 	e.GET("/me", Middleware(s), func(c *gin.Context) {
@@ -79,9 +93,7 @@ func TestBearerAndBasicReachTheSameOrg(t *testing.T) {
 func TestRejectedCredentials(t *testing.T) {
 	t.Parallel()
 	s := NewStore(testRedis(t))
-	id, secret := newCredential(t, s, "org-b")
-	p, _ := s.VerifySecret(context.Background(), id, secret)
-	tok, _ := s.Mint(context.Background(), p)
+	id, secret, tok := newToken(t, s, "org-b")
 	h := router(s)
 	for name, auth := range map[string]string{
 		"missing":          "",
@@ -108,12 +120,8 @@ func TestRevocationFailsTokensOfThatSetOnly(t *testing.T) {
 	t.Parallel()
 	s := NewStore(testRedis(t))
 	ctx := context.Background()
-	id1, sec1 := newCredential(t, s, "org-c")
-	id2, sec2 := newCredential(t, s, "org-c")
-	p1, _ := s.VerifySecret(ctx, id1, sec1)
-	p2, _ := s.VerifySecret(ctx, id2, sec2)
-	t1, _ := s.Mint(ctx, p1)
-	t2, _ := s.Mint(ctx, p2)
+	id1, sec1, t1 := newToken(t, s, "org-c")
+	_, _, t2 := newToken(t, s, "org-c")
 	if err := s.RevokeCredential(ctx, id1); err != nil {
 		t.Fatal(err)
 	}
@@ -134,9 +142,7 @@ func TestTokenExpiresAfterADay(t *testing.T) {
 	rdb := testRedis(t)
 	s := NewStore(rdb)
 	ctx := context.Background()
-	id, sec := newCredential(t, s, "org-d")
-	p, _ := s.VerifySecret(ctx, id, sec)
-	tok, _ := s.Mint(ctx, p)
+	id, _, tok := newToken(t, s, "org-d")
 	ttl, err := rdb.TTL(ctx, s.tokenKey(id, Hash(tok))).Result()
 	if err != nil || ttl <= TokenTTL-10*time.Second || ttl > TokenTTL {
 		t.Fatalf("token TTL %v (%v), want about %v", ttl, err, TokenTTL)
@@ -151,9 +157,7 @@ func TestRedisDownFailsClosed(t *testing.T) {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	s := NewStore(rdb)
-	id, sec := newCredential(t, s, "org-e")
-	p, _ := s.VerifySecret(context.Background(), id, sec)
-	tok, _ := s.Mint(context.Background(), p)
+	_, _, tok := newToken(t, s, "org-e")
 	mr.Close()
 	w := call(router(s), "/me", "Bearer "+tok)
 	if w.Code != 503 {
@@ -183,9 +187,7 @@ func TestConcurrentValidationsAreEachAnswered(t *testing.T) {
 	var creds []cred
 	for i := range 20 {
 		org := fmt.Sprintf("org-many-%d", i)
-		id, sec := newCredential(t, s, org)
-		p, _ := s.VerifySecret(ctx, id, sec)
-		tok, _ := s.Mint(ctx, p)
+		_, _, tok := newToken(t, s, org)
 		creds = append(creds, cred{tok, org})
 	}
 	var wg sync.WaitGroup
@@ -208,12 +210,7 @@ func TestConcurrentValidationsAreEachAnswered(t *testing.T) {
 func TestValidationKeysAreTheStoredKeys(t *testing.T) {
 	t.Parallel()
 	s := NewStore(testRedis(t))
-	id, sec := newCredential(t, s, "org-keys")
-	p, _ := s.VerifySecret(context.Background(), id, sec)
-	tok, err := s.Mint(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, _, tok := newToken(t, s, "org-keys")
 	tokKey, credKey, clientID := s.validationKeys(tok)
 	if tokKey != s.tokenKey(id, Hash(tok)) || credKey != s.credKey(id) || clientID != id {
 		t.Fatalf("keys %q %q %q, want %q %q %q", tokKey, credKey, clientID, s.tokenKey(id, Hash(tok)), s.credKey(id), id)
@@ -229,9 +226,7 @@ func TestValidationSurvivesARedisRestart(t *testing.T) {
 	defer rdb.Close()
 	s := NewStore(rdb)
 	defer s.Close()
-	id, sec := newCredential(t, s, "org-restart")
-	p, _ := s.VerifySecret(context.Background(), id, sec)
-	tok, _ := s.Mint(context.Background(), p)
+	_, _, tok := newToken(t, s, "org-restart")
 	h := router(s)
 	if w := call(h, "/me", "Bearer "+tok); w.Code != 200 {
 		t.Fatalf("before the restart: %d %s", w.Code, w.Body.String())

@@ -1,7 +1,6 @@
 package authn
 
 import (
-	"context"
 	"net/http/httptest"
 	"testing"
 
@@ -14,9 +13,7 @@ import (
 // middleware against the Redis of testRedis (the local one when it answers).
 func BenchmarkMiddlewareBearer(b *testing.B) {
 	s := NewStore(testRedis(b))
-	id, sec := newCredential(b, s, "org-bench")
-	p, _ := s.VerifySecret(context.Background(), id, sec)
-	tok, _ := s.Mint(context.Background(), p)
+	_, _, tok := newToken(b, s, "org-bench")
 	h := router(s)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -52,9 +49,7 @@ func BenchmarkMiddlewareBasic(b *testing.B) {
 func BenchmarkMiddlewareBearerParallel(b *testing.B) {
 	s := NewStore(testRedis(b))
 	defer s.Close()
-	id, sec := newCredential(b, s, "org-bench")
-	p, _ := s.VerifySecret(context.Background(), id, sec)
-	tok, _ := s.Mint(context.Background(), p)
+	_, _, tok := newToken(b, s, "org-bench")
 	h := router(s)
 	b.ReportAllocs()
 	b.SetParallelism(25) // 50 goroutines on 2 CPUs, as in the load runs
